@@ -1,0 +1,44 @@
+# conform — the two commands that matter on a fresh Debian 12 machine:
+#   make run    install what is missing, build, run the main job (reports in ./conform-reports)
+#   make test   install what is missing, build, run every test
+# Others: make build | make asan-test | make bench | make clean
+BUILD     ?= build
+ASAN      ?= build-asan
+CXX_BIN   ?= clang++-14
+C_BIN     ?= clang-14
+JOBS      ?= $(shell nproc)
+CMAKE_ARGS ?=
+CONFIGURE = cmake -S . -G Ninja -DCMAKE_CXX_COMPILER=$(CXX_BIN) -DCMAKE_C_COMPILER=$(C_BIN) $(CMAKE_ARGS)
+
+.PHONY: deps build run test asan-build asan-test bench clean
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/build.ninja:
+	$(CONFIGURE) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/conform profiles
+
+test: build
+	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure --timeout 300
+
+$(ASAN)/build.ninja:
+	$(CONFIGURE) -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DCONFORM_SANITIZE=ON
+
+asan-build: deps $(ASAN)/build.ninja
+	cmake --build $(ASAN) -j $(JOBS)
+
+asan-test: asan-build
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN) -j $(JOBS) --output-on-failure --timeout 600
+
+bench: build
+	@for b in $(BUILD)/bench/bench_*; do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf $(BUILD) $(ASAN)

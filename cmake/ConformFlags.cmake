@@ -1,0 +1,15 @@
+add_library(conform_flags INTERFACE)
+target_compile_options(conform_flags INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+  -Wno-unused-parameter)
+if(CONFORM_WERROR)
+  target_compile_options(conform_flags INTERFACE -Werror)
+endif()
+if(CONFORM_SANITIZE)
+  # clang's UBSan flags RapidJSON's internal stack on every parse: ignore list in cmake/ubsan.ignore.
+  set(san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    list(APPEND san -fsanitize-ignorelist=${CMAKE_CURRENT_SOURCE_DIR}/cmake/ubsan.ignore)
+  endif()
+  target_compile_options(conform_flags INTERFACE ${san})
+  target_link_options(conform_flags INTERFACE -fsanitize=address,undefined)
+endif()

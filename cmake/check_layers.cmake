@@ -1,0 +1,20 @@
+# Fails when a lower layer includes a higher one. Layers (ARCHITECTURE.md):
+#   1 core/   2 reports/ mock_engine/ mock_plugin/   3 harness/
+# reports/, mock_engine/ and mock_plugin/ stand side by side and never include each other.
+function(check dir forbidden)
+  file(GLOB_RECURSE files ${ROOT}/${dir}/*.h ${ROOT}/${dir}/*.cpp)
+  foreach(f ${files})
+    file(STRINGS ${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(l ${lines})
+      foreach(bad ${forbidden})
+        if(l MATCHES "\"${bad}/")
+          message(SEND_ERROR "layering: ${f} includes ${bad}/: ${l}")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endfunction()
+check(core "reports;mock_engine;mock_plugin;harness")
+check(reports "mock_engine;mock_plugin;harness")
+check(mock_engine "reports;mock_plugin;harness")
+check(mock_plugin "reports;mock_engine;harness")

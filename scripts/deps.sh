@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, exactly the Debian 12 packages conform needs that are missing.
+# Does nothing (and needs no network) when everything is present.
+set -euo pipefail
+PKGS=(cmake ninja-build clang-14 libclang-rt-14-dev rapidjson-dev libvalijson-dev libpcre2-dev
+      libcli11-dev libfmt-dev catch2 libboost1.81-dev ccache make pkg-config git)
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
