@@ -1,0 +1,88 @@
+// Every report format against approved golden files (tests/data/golden/report.*). The run is built
+// with fixed times and ids, so nothing needs normalising beyond that; evidence includes a frame with
+// quotes, markup characters, a control byte and invalid UTF-8 to exercise each writer's escaping.
+// Re-approve after an intended change:  CONFORM_APPROVE=1 ./test_reports "[golden]"
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "reports/reporter.h"
+
+using namespace conform::reports;
+
+namespace {
+
+RunResult sampleRun() {
+  RunResult run;
+  run.tool_version = "0.1.0";
+  run.command = "lint";
+  run.target = "traces/sample.ndjson";
+  run.profile = "v006";
+  run.started_at = "2026-01-01T00:00:00.000000Z";
+  run.duration_ms = 12;
+  CaseResult pass{"PING-01", "ping answers {}", {"PING-01"}};
+  pass.duration_ms = 1;
+  CaseResult fail{"lint", "trace lint", {"EMIT-06", "FRAME-19"}};
+  fail.trace_path = "traces/sample.ndjson";
+  fail.duration_ms = 5;
+  fail.findings.push_back(makeFinding(
+      "EMIT-06", kBindsEngine, "a spent context token was accepted a second time",
+      "bus \"rejected\" (token already consumed at line 4)", "bus \"published\"",
+      {{4, R"({"jsonrpc":"2.0","method":"plugin/emit","params":{"name":"<a&b>"}})"},
+       {7, shortenEvidence("{\"x\":\"\x01\xFF\"}")}}));
+  fail.findings.push_back(makeFinding("FRAME-19", kBindsPlugin, "member `id` repeats", "unique members",
+                                      "duplicate at params.id", {{9, ""}}));
+  CaseResult na{"RECOV-02", "recovery start once", {"RECOV-02"}};
+  na.verdict = Verdict::NotApplicable;
+  na.skip_reason = "connection is not producer-enabled";
+  CaseResult err{"EVT-05", "seq order", {"EVT-05"}};
+  err.error = "trace line 3: missing member \"t\"";
+  for (CaseResult* c : {&pass, &fail, &na, &err}) {
+    finalize(*c);
+    run.cases.push_back(*c);
+  }
+  return run;
+}
+
+void checkGolden(const std::string& format) {
+  std::ostringstream out;
+  auto rep = makeReporter(format, out);
+  REQUIRE(rep.has_value());
+  replay(sampleRun(), **rep);
+  std::string path = std::string(CONFORM_SOURCE_DIR) + "/tests/data/golden/report." + format;
+  if (std::getenv("CONFORM_APPROVE")) {
+    std::ofstream(path, std::ios::binary) << out.str();
+    WARN("approved " << path);
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::stringstream want;
+  want << in.rdbuf();
+  INFO("golden " << path << " differs; re-approve with CONFORM_APPROVE=1 if intended");
+  CHECK(out.str() == want.str());
+}
+
+}  // namespace
+
+TEST_CASE("golden: console report", "[golden]") { checkGolden("console"); }
+TEST_CASE("golden: JSON report", "[golden]") { checkGolden("json"); }
+TEST_CASE("golden: JUnit report keeps failure apart from error", "[golden]") {
+  checkGolden("junit");
+  std::ostringstream out;
+  auto rep = makeReporter("junit", out);
+  replay(sampleRun(), **rep);
+  CHECK(out.str().find("<failure type=\"FAIL\" message=\"EMIT-06") != std::string::npos);
+  CHECK(out.str().find("<error message=\"trace line 3") != std::string::npos);
+}
+TEST_CASE("golden: SARIF report", "[golden]") { checkGolden("sarif"); }
+TEST_CASE("golden: Markdown report", "[golden]") { checkGolden("markdown"); }
+
+TEST_CASE("unknown report format is an error naming the known ones", "[report]") {
+  std::ostringstream out;
+  auto rep = makeReporter("html5", out);
+  REQUIRE(!rep.has_value());
+  CHECK(rep.error().find("console") != std::string::npos);
+}
