@@ -167,6 +167,14 @@ Verdict caseVerdict(const CaseResult& c) {
   return v;
 }
 
+CaseResult newCase(std::string id, std::string title, std::vector<std::string> rules) {
+  CaseResult c;
+  c.id = std::move(id);
+  c.title = std::move(title);
+  c.rules = std::move(rules);
+  return c;
+}
+
 void finalize(CaseResult& c) { c.verdict = caseVerdict(c); }
 
 Counts countCases(const RunResult& r) {

@@ -87,6 +87,9 @@ struct CaseResult {
   std::string trace_path;          // where the wire log of this case is, if kept
 };
 
+// A case with its header fields set (verdict PASS until finalize()).
+CaseResult newCase(std::string id, std::string title, std::vector<std::string> rules);
+
 struct RunResult {
   std::string tool = "conform";
   std::string tool_version;

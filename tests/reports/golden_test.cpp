@@ -22,9 +22,9 @@ RunResult sampleRun() {
   run.profile = "v006";
   run.started_at = "2026-01-01T00:00:00.000000Z";
   run.duration_ms = 12;
-  CaseResult pass{"PING-01", "ping answers {}", {"PING-01"}};
+  CaseResult pass = newCase("PING-01", "ping answers {}", {"PING-01"});
   pass.duration_ms = 1;
-  CaseResult fail{"lint", "trace lint", {"EMIT-06", "FRAME-19"}};
+  CaseResult fail = newCase("lint", "trace lint", {"EMIT-06", "FRAME-19"});
   fail.trace_path = "traces/sample.ndjson";
   fail.duration_ms = 5;
   fail.findings.push_back(makeFinding(
@@ -34,10 +34,10 @@ RunResult sampleRun() {
        {7, shortenEvidence("{\"x\":\"\x01\xFF\"}")}}));
   fail.findings.push_back(makeFinding("FRAME-19", kBindsPlugin, "member `id` repeats", "unique members",
                                       "duplicate at params.id", {{9, ""}}));
-  CaseResult na{"RECOV-02", "recovery start once", {"RECOV-02"}};
+  CaseResult na = newCase("RECOV-02", "recovery start once", {"RECOV-02"});
   na.verdict = Verdict::NotApplicable;
   na.skip_reason = "connection is not producer-enabled";
-  CaseResult err{"EVT-05", "seq order", {"EVT-05"}};
+  CaseResult err = newCase("EVT-05", "seq order", {"EVT-05"});
   err.error = "trace line 3: missing member \"t\"";
   for (CaseResult* c : {&pass, &fail, &na, &err}) {
     finalize(*c);
