@@ -86,6 +86,8 @@ struct TraceHeader {
   // Any other members of the header object, in order (e.g. "name"). Writer: appended after the
   // standard members. Reader: every member of line 1 (standard ones included).
   json::Document extra;
+  // Reader only: line 1 exactly as in the file (without its LF). slice() copies it verbatim.
+  std::string line_text;
 
   TraceHeader() { extra.SetObject(); }
 };

@@ -1,0 +1,187 @@
+// core/trace/detail — internals shared by the trace writer and reader (not part of the API).
+//
+// Why a SAX handler of our own instead of calling json::parse() per line: lint must read at least
+// 500,000 frames/s and at least half as fast as a bare RapidJSON parse (issue 2). json::parse()
+// builds a fresh Document (a new allocator) per call and makes extra passes. Here ONE RapidJSON pass
+// per line does everything core/json's hardening does — depth cap, UTF-8 validation
+// (kParseValidateEncodingFlag), non-finite numbers rejected, duplicate names reported — while the
+// DOM goes into a reused, pooled Document. The depth check runs in StartObject/StartArray, so the
+// recursive parser stops long before the stack could overflow (DEPENDENCIES.md: ~10^6 levels).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/reader.h>
+
+namespace conform::trace::detail {
+
+enum class SaxFault { None, TooDeep, NonFinite };
+
+// Forwards every event to `Next` (a GenericDocument, or the no-op NullSink) after checking it.
+// With track_keys it records member names per object and reports duplicates at EndObject.
+template <class Next>
+class HardenedSax {
+ public:
+  HardenedSax(Next& next, std::size_t max_depth, bool track_keys)
+      : next_(next), max_depth_(max_depth), track_keys_(track_keys) {}
+
+  SaxFault fault = SaxFault::None;
+
+  // Ready for the next parse; keeps the vectors' capacity (no allocation per line).
+  void reset() {
+    fault = SaxFault::None;
+    depth_ = 0;
+    stack_.clear();
+    keys_.clear();
+  }
+
+  // A duplicate found: `depth` = nesting of the object holding it (1 = the root object),
+  // `path` = member path segments below the root, rendered by the caller.
+  struct Dup {
+    std::size_t depth;
+    std::string path;  // json::Path::str() style, relative to the root
+  };
+  std::vector<Dup>* dups = nullptr;  // set by the caller when track_keys
+
+  bool Null() { value(); return next_.Null(); }
+  bool Bool(bool b) { value(); return next_.Bool(b); }
+  bool Int(int i) { value(); return next_.Int(i); }
+  bool Uint(unsigned u) { value(); return next_.Uint(u); }
+  bool Int64(std::int64_t i) { value(); return next_.Int64(i); }
+  bool Uint64(std::uint64_t u) { value(); return next_.Uint64(u); }
+  bool Double(double d) {
+    // RapidJSON turns 1.8e308 into +inf without an error (DEPENDENCIES.md); its Writer then
+    // writes nothing. Such a number is refused, as core/json parse() does.
+    if (!std::isfinite(d)) { fault = SaxFault::NonFinite; return false; }
+    value();
+    return next_.Double(d);
+  }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    value();
+    return next_.RawNumber(s, n, copy);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    value();
+    return next_.String(s, n, copy);
+  }
+  bool StartObject() {
+    if (!open(true)) return false;
+    return next_.StartObject();
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    if (track_keys_) {
+      keys_.emplace_back(s, n);  // insitu/stable input: the view stays valid for the parse
+      stack_.back().key = std::string_view(s, n);
+    }
+    return next_.Key(s, n, copy);
+  }
+  bool EndObject(rapidjson::SizeType count) {
+    if (track_keys_) checkDuplicates();
+    close();
+    return next_.EndObject(count);
+  }
+  bool StartArray() {
+    if (!open(false)) return false;
+    return next_.StartArray();
+  }
+  bool EndArray(rapidjson::SizeType count) {
+    close();
+    return next_.EndArray(count);
+  }
+
+ private:
+  struct Level {
+    bool is_object;
+    std::size_t keys_start;  // index into keys_ of this object's first key
+    std::size_t count = 0;   // array: elements started so far
+    std::string_view key;    // object: current member name
+  };
+
+  // An element of an array gets its index when it starts.
+  void value() {
+    if (track_keys_ && !stack_.empty() && !stack_.back().is_object) ++stack_.back().count;
+  }
+  bool open(bool is_object) {
+    value();
+    if (depth_ + 1 > max_depth_) { fault = SaxFault::TooDeep; return false; }
+    ++depth_;
+    if (track_keys_) stack_.push_back(Level{is_object, keys_.size(), 0, {}});
+    return true;
+  }
+  void close() {
+    --depth_;
+    if (track_keys_) {
+      keys_.resize(stack_.back().keys_start);
+      stack_.pop_back();
+    }
+  }
+  void checkDuplicates() {
+    const std::size_t start = stack_.back().keys_start, n = keys_.size() - start;
+    if (n < 2) return;
+    // Objects in protocol frames are small: a quadratic scan beats sorting up to a few dozen.
+    auto report = [&](std::string_view k) {
+      if (dups) dups->push_back(Dup{stack_.size(), renderPath(k)});
+    };
+    if (n <= 32) {
+      for (std::size_t i = start + 1; i < keys_.size(); ++i)
+        for (std::size_t j = start; j < i; ++j)
+          if (keys_[i] == keys_[j]) { report(keys_[i]); break; }
+      return;
+    }
+    std::vector<std::string_view> sorted(keys_.begin() + static_cast<std::ptrdiff_t>(start), keys_.end());
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 1; i < sorted.size(); ++i)
+      if (sorted[i] == sorted[i - 1] && (i + 1 == sorted.size() || sorted[i + 1] != sorted[i]))
+        report(sorted[i]);
+  }
+  static bool isIdent(std::string_view k) {
+    if (k.empty() || (k[0] >= '0' && k[0] <= '9')) return false;
+    for (char c : k)
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+        return false;
+    return true;
+  }
+  static void appendKey(std::string& out, std::string_view k) {
+    if (isIdent(k)) {
+      if (!out.empty()) out += '.';
+      out += k;
+    } else {
+      out += "[\"";
+      for (char c : k) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+      }
+      out += "\"]";
+    }
+  }
+  // Path of member `k` of the innermost object, e.g. `params.items[2].name`.
+  std::string renderPath(std::string_view k) const {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < stack_.size(); ++i) {
+      const Level& l = stack_[i];
+      if (l.is_object) appendKey(out, l.key);
+      else out += "[" + std::to_string(l.count - 1) + "]";
+    }
+    appendKey(out, k);
+    return out;
+  }
+
+  Next& next_;
+  std::size_t max_depth_;
+  bool track_keys_;
+  std::size_t depth_ = 0;
+  std::vector<Level> stack_;
+  std::vector<std::string_view> keys_;
+};
+
+// A handler that accepts everything (validation-only parses).
+struct NullSink : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, NullSink> {
+  bool Default() { return true; }
+};
+
+}  // namespace conform::trace::detail

@@ -1,0 +1,529 @@
+// core/trace/reader — streaming reader of the trace format (docs/trace-format.md).
+//
+// Why it looks like this: `conform lint` reads traces of millions of frames and must keep up with
+// ≥ 500,000 frames/s (issue 2), and a trace file is untrusted input (hand-edited, cut off by a
+// crash, written by another tool). So:
+//   * input is read in 1 MiB blocks and lines are found with memchr — never per-character istream
+//     reads; memory is bounded by one line (kMaxLineBytes) plus one block;
+//   * each line is parsed exactly once, in situ, into a Document whose pool allocator and stacks are
+//     reused, with core/json's hardening applied in the same pass (detail::HardenedSax);
+//   * a frame's exact bytes are a slice of the original line (the frame is the last member), so
+//     nothing is re-serialised and duplicates, spellings and whitespace survive;
+//   * every malformed line becomes a TraceError naming its line number; the reader then moves on.
+#include <cerrno>
+#include <cstring>
+#include <istream>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+#include "core/trace/detail.h"
+#include "core/trace/trace.h"
+
+namespace conform::trace {
+namespace {
+
+// Read block size: large enough that syscalls are rare, small next to the 12 MiB line cap.
+constexpr std::size_t kReadChunk = 1u << 20;
+// The Document's first pool block lives inside the reader, so ordinary lines never call malloc.
+constexpr std::size_t kPoolBytes = 64u * 1024u;
+
+using LineDoc = rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>,
+                                           rapidjson::MemoryPoolAllocator<>>;
+
+bool isWs(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// Index just past the closing quote of the string starting at s[i] == '"', or npos.
+std::size_t skipString(std::string_view s, std::size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') ++i;
+    else if (s[i] == '"') return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+std::size_t skipValue(std::string_view s, std::size_t i) {
+  if (i >= s.size()) return std::string_view::npos;
+  if (s[i] == '"') return skipString(s, i);
+  if (s[i] == '{' || s[i] == '[') {
+    std::size_t depth = 0;
+    while (i < s.size()) {
+      const char c = s[i];
+      if (c == '"') {
+        i = skipString(s, i);
+        if (i == std::string_view::npos) return i;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      else if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+      ++i;
+    }
+    return std::string_view::npos;
+  }
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && !isWs(s[i])) ++i;
+  return i;
+}
+
+// Offset in `line` where the value of the top-level member spelled literally "frame" starts, or
+// npos. Only the (few, short) members before it are skipped; the frame itself is never scanned.
+std::size_t findFrameStart(std::string_view s) {
+  std::size_t i = 0;
+  auto ws = [&] { while (i < s.size() && isWs(s[i])) ++i; };
+  ws();
+  if (i >= s.size() || s[i] != '{') return std::string_view::npos;
+  ++i;
+  for (;;) {
+    ws();
+    if (i >= s.size() || s[i] != '"') return std::string_view::npos;
+    const std::size_t key_start = i + 1;
+    i = skipString(s, i);
+    if (i == std::string_view::npos) return i;
+    const std::string_view key = s.substr(key_start, i - 1 - key_start);
+    ws();
+    if (i >= s.size() || s[i] != ':') return std::string_view::npos;
+    ++i;
+    ws();
+    if (key == "frame") return i;
+    i = skipValue(s, i);
+    if (i == std::string_view::npos) return i;
+    ws();
+    if (i >= s.size() || s[i] != ',') return std::string_view::npos;
+    ++i;
+  }
+}
+
+std::string_view sv(const json::Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+// Member lookup without RapidJSON's iterator comparisons (ambiguous under C++20's reversed
+// operators, -Wambiguous-reversed-operator).
+const json::Value* findMember(const json::Value& obj, std::string_view key) {
+  if (!obj.IsObject()) return nullptr;
+  for (auto& m : obj.GetObject())
+    if (sv(m.name) == key) return &m.value;
+  return nullptr;
+}
+
+}  // namespace
+
+struct TraceReader::Impl {
+  // --- source
+  std::FILE* file = nullptr;
+  bool owns_file = false;
+  std::istream* is = nullptr;
+  std::optional<TraceError> sticky;  // open/read/header failure: returned by every later call
+
+  // --- line buffer: bytes [begin, end) are unread; `scan` is where the LF search resumes
+  std::string buf;
+  std::size_t begin = 0, end = 0, scan = 0;
+  bool src_eof = false;
+  std::uint64_t line_no = 0;
+
+  // --- parsing (all reused from line to line)
+  std::string work;  // the in-situ copy of the current line (RapidJSON writes into it)
+  alignas(8) char pool_buf[kPoolBytes];
+  rapidjson::MemoryPoolAllocator<> pool{pool_buf, sizeof pool_buf};
+  rapidjson::MemoryPoolAllocator<> stack_pool;
+  LineDoc doc{&pool, 1024, &stack_pool};
+  rapidjson::Reader reader;
+  detail::HardenedSax<LineDoc> sax{doc, kMaxLineDepth, true};
+  std::vector<detail::HardenedSax<LineDoc>::Dup> raw_dups;
+  std::vector<std::string> dups;
+  std::string decoded;  // b64 payloads
+
+  // --- header
+  bool header_done = false;
+  TraceHeader header;
+
+  Impl() { sax.dups = &raw_dups; }
+  ~Impl() {
+    if (owns_file && file) std::fclose(file);
+  }
+
+  TraceError err(std::string msg) const { return TraceError{line_no, std::move(msg)}; }
+
+  // Appends up to kReadChunk bytes at `end`. Returns false (and sets sticky) on an I/O error.
+  bool fill() {
+    if (begin > 0) {
+      std::memmove(buf.data(), buf.data() + begin, end - begin);
+      end -= begin;
+      scan -= begin;
+      begin = 0;
+    }
+    if (buf.size() < end + kReadChunk) buf.resize(end + kReadChunk);
+    std::size_t got = 0;
+    if (file) {
+      got = std::fread(buf.data() + end, 1, kReadChunk, file);
+      if (got < kReadChunk) {
+        if (std::ferror(file)) {
+          sticky = TraceError{line_no + 1, std::string("read error: ") + std::strerror(errno)};
+          return false;
+        }
+        src_eof = true;
+      }
+    } else if (is) {
+      is->read(buf.data() + end, static_cast<std::streamsize>(kReadChunk));
+      got = static_cast<std::size_t>(is->gcount());
+      if (is->bad()) {
+        sticky = TraceError{line_no + 1, "read error on input stream"};
+        return false;
+      }
+      if (got < kReadChunk) src_eof = true;
+    } else {
+      src_eof = true;  // in-memory source: everything is already in buf
+    }
+    end += got;
+    return true;
+  }
+
+  enum class LineStatus { Ok, End, TooLong, IoError };
+
+  // The next line without its LF; `terminated` is false for a last line without LF.
+  LineStatus nextLine(std::string_view& out, bool& terminated) {
+    for (;;) {
+      if (const void* p = std::memchr(buf.data() + scan, '\n', end - scan)) {
+        const std::size_t nl = static_cast<std::size_t>(static_cast<const char*>(p) - buf.data());
+        out = std::string_view(buf.data() + begin, nl - begin);
+        begin = scan = nl + 1;
+        terminated = true;
+        return out.size() > kMaxLineBytes ? LineStatus::TooLong : LineStatus::Ok;
+      }
+      scan = end;
+      if (end - begin > kMaxLineBytes) {
+        // Skip the rest of this line without keeping it: memory stays bounded.
+        for (;;) {
+          begin = scan = end;
+          if (src_eof) return LineStatus::TooLong;
+          if (!fill()) return LineStatus::IoError;
+          if (const void* p = std::memchr(buf.data() + scan, '\n', end - scan)) {
+            begin = scan = static_cast<std::size_t>(static_cast<const char*>(p) - buf.data()) + 1;
+            return LineStatus::TooLong;
+          }
+        }
+      }
+      if (src_eof) {
+        if (begin == end) return LineStatus::End;
+        out = std::string_view(buf.data() + begin, end - begin);
+        begin = scan = end;
+        terminated = false;
+        return LineStatus::Ok;
+      }
+      if (!fill()) return LineStatus::IoError;
+    }
+  }
+
+  // Parses `line` into doc (in situ on a copy). On error returns the reason.
+  std::optional<std::string> parseLine(std::string_view line) {
+    work.assign(line.data(), line.size());
+    doc.SetNull();
+    pool.Clear();
+    sax.reset();
+    raw_dups.clear();
+    dups.clear();
+    rapidjson::InsituStringStream ss(work.data());
+    rapidjson::ParseResult pr;
+    auto gen = [&](LineDoc&) {
+      pr = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag>(ss, sax);
+      return !pr.IsError();
+    };
+    doc.Populate(gen);
+    if (pr.IsError()) {
+      switch (sax.fault) {
+        case detail::SaxFault::TooDeep:
+          return "JSON nested deeper than " + std::to_string(kMaxLineDepth) + " levels";
+        case detail::SaxFault::NonFinite:
+          return "number out of range (not finite) at offset " + std::to_string(pr.Offset());
+        case detail::SaxFault::None: break;
+      }
+      return std::string("not valid JSON: ") + rapidjson::GetParseError_En(pr.Code()) + " (offset " +
+             std::to_string(pr.Offset()) + ")";
+    }
+    // InsituStringStream stops at a NUL byte as if the line ended there.
+    if (ss.Tell() != line.size()) return "NUL byte at offset " + std::to_string(ss.Tell());
+    if (!doc.IsObject()) return std::string("line is a JSON ") + json::typeName(doc) + ", not an object";
+    for (auto& d : raw_dups) {
+      std::string_view p = d.path;
+      if (d.depth > 1 && p.size() > 5 && p.substr(0, 5) == "frame" && (p[5] == '.' || p[5] == '[')) {
+        p.remove_prefix(p[5] == '.' ? 6 : 5);
+        dups.emplace_back(p);
+      } else {
+        return "duplicate member " + d.path;
+      }
+    }
+    return std::nullopt;
+  }
+
+  Expected<const TraceHeader*, TraceError> readHeader() {
+    if (sticky) return unexpected(*sticky);
+    if (header_done) return &header;
+    auto fail = [&](std::string m) -> Expected<const TraceHeader*, TraceError> {
+      sticky = TraceError{1, "bad trace header: " + std::move(m)};
+      return unexpected(*sticky);
+    };
+    std::string_view line;
+    bool terminated = true;
+    switch (nextLine(line, terminated)) {
+      case LineStatus::End: line_no = 1; return fail("empty file (no header line)");
+      case LineStatus::TooLong: line_no = 1; return fail("line longer than the 12 MiB cap");
+      case LineStatus::IoError: return unexpected(*sticky);
+      case LineStatus::Ok: break;
+    }
+    line_no = 1;
+    header.line_text.assign(line.data(), line.size());
+    if (auto e = parseLine(line)) return fail(*e);
+    const json::Value* v = nullptr;
+    auto find = [&](const char* k) { return findMember(doc, k); };
+    if (!(v = find("conform_trace")))
+      return fail("not a conform trace (line 1 has no \"conform_trace\" member)");
+    if (!v->IsInt()) return fail("\"conform_trace\" must be an integer");
+    if (v->GetInt() != kTraceVersion)
+      return fail("unsupported trace version " + std::to_string(v->GetInt()) + " (this reader knows " +
+                  std::to_string(kTraceVersion) + ")");
+    header.version = v->GetInt();
+    auto str = [&](const char* k, std::string& out) -> bool {
+      const json::Value* m = find(k);
+      if (!m || !m->IsString()) return false;
+      out.assign(m->GetString(), m->GetStringLength());
+      return true;
+    };
+    if (!str("started", header.started)) return fail("\"started\" must be a string (RFC 3339 time)");
+    if (!str("profile", header.profile)) return fail("\"profile\" must be a string");
+    if (!str("role", header.role)) return fail("\"role\" must be a string");
+    if (header.role != "engine" && header.role != "plugin" && header.role != "tap")
+      return fail("\"role\" must be \"engine\", \"plugin\" or \"tap\", found \"" + header.role + "\"");
+    if (!str("clock", header.clock)) return fail("\"clock\" must be a string");
+    if (header.clock != "real" && header.clock != "virtual")
+      return fail("\"clock\" must be \"real\" or \"virtual\", found \"" + header.clock + "\"");
+    header.peer.clear();
+    if ((v = find("peer"))) {
+      if (!v->IsArray()) return fail("\"peer\" must be an array of strings");
+      for (auto& e : v->GetArray()) {
+        if (!e.IsString()) return fail("\"peer\" must be an array of strings");
+        header.peer.emplace_back(sv(e));
+      }
+    }
+    header.extra.CopyFrom(doc, header.extra.GetAllocator());
+    if (!terminated) return fail("truncated (no newline after the header)");
+    header_done = true;
+    return &header;
+  }
+
+  Expected<std::optional<TraceEvent>, TraceError> readEvent() {
+    if (auto h = readHeader(); !h) return unexpected(h.error());
+    std::string_view line;
+    bool terminated = true;
+    switch (nextLine(line, terminated)) {
+      case LineStatus::End: return std::optional<TraceEvent>{};
+      case LineStatus::TooLong:
+        ++line_no;
+        return unexpected(err("line longer than the " + std::to_string(kMaxLineBytes) +
+                              "-byte cap (a frame is at most 4 MiB, FRAME-06)"));
+      case LineStatus::IoError: return unexpected(*sticky);
+      case LineStatus::Ok: break;
+    }
+    ++line_no;
+    if (line.empty()) return unexpected(err("empty line"));
+    if (auto e = parseLine(line)) {
+      if (!terminated) return unexpected(err("truncated last line (no newline at end of file): " + *e));
+      return unexpected(err(*e));
+    }
+    return decodeEvent(line);
+  }
+
+  Expected<std::optional<TraceEvent>, TraceError> decodeEvent(std::string_view line) {
+    TraceEvent ev;
+    ev.line = line_no;
+    ev.line_text = line;
+    ev.object = &doc;
+    const json::Value *t = nullptr, *dir = nullptr, *payload = nullptr, *head = nullptr,
+                      *head_b64 = nullptr, *phase = nullptr;
+    std::string_view kind_name;
+    bool frame_last = false;
+    const json::Value& root = doc;
+    const json::Value* last_value =
+        root.MemberCount() ? &(root.MemberBegin() + (root.MemberCount() - 1))->value : nullptr;
+    for (const auto& member : root.GetObject()) {
+      const std::string_view k = sv(member.name);
+      const json::Value& v = member.value;
+      Kind kind;
+      if (k == "t") { t = &v; continue; }
+      if (k == "dir") { dir = &v; continue; }
+      if (k == "cr" || k == "unterminated") {
+        if (!v.IsBool()) return unexpected(err("\"" + std::string(k) + "\" must be a boolean"));
+        (k == "cr" ? ev.had_cr : ev.unterminated) = v.GetBool();
+        continue;
+      }
+      if (k == "head") { head = &v; continue; }
+      if (k == "head_b64") { head_b64 = &v; continue; }
+      if (k == "phase") { phase = &v; continue; }
+      if (k == "frame") { kind = Kind::Frame; frame_last = &v == last_value; }
+      else if (k == "text") kind = Kind::Text;
+      else if (k == "b64") kind = Kind::Binary;
+      else if (k == "oversized") kind = Kind::Oversized;
+      else if (k == "stderr" || k == "stderr_b64") kind = Kind::Stderr;
+      else if (k == "eof") kind = Kind::Eof;
+      else if (k == "exit") kind = Kind::Exit;
+      else if (k == "timeout") kind = Kind::Timeout;
+      else if (k == "note") kind = Kind::Note;
+      else if (k == "case") kind = Kind::Case;
+      else if (k == "raw_b64") kind = Kind::Raw;
+      else continue;  // unknown members are allowed (forward compatibility, annotations)
+      if (payload)
+        return unexpected(err("two event kinds in one line (\"" + std::string(kind_name) + "\" and \"" +
+                              std::string(k) + "\")"));
+      payload = &v;
+      kind_name = k;
+      ev.kind = kind;
+    }
+    if (!t) return unexpected(err("missing member \"t\""));
+    if (!t->IsInt64() || t->GetInt64() < 0)
+      return unexpected(err("\"t\" must be a non-negative integer (microseconds since start)"));
+    ev.t_us = t->GetInt64();
+    if (!payload)
+      return unexpected(err("unknown event kind: no member frame, text, b64, oversized, stderr, "
+                            "stderr_b64, eof, exit, timeout, note, case or raw_b64"));
+    if (dir) {
+      if (!dir->IsString()) return unexpected(err("\"dir\" must be \"e2p\" or \"p2e\""));
+      const std::string_view d = sv(*dir);
+      if (d == "e2p") ev.dir = Dir::EngineToPlugin;
+      else if (d == "p2e") ev.dir = Dir::PluginToEngine;
+      else return unexpected(err("\"dir\" must be \"e2p\" or \"p2e\", found \"" + std::string(d) + "\""));
+    }
+    switch (ev.kind) {
+      case Kind::Frame: case Kind::Text: case Kind::Binary: case Kind::Oversized:
+      case Kind::Stderr: case Kind::Eof: case Kind::Raw:
+        if (!dir) return unexpected(err("missing member \"dir\" (needed by a \"" + std::string(kind_name) + "\" event)"));
+        break;
+      default: break;
+    }
+    auto needString = [&](const json::Value& v) -> std::optional<TraceError> {
+      if (v.IsString()) return std::nullopt;
+      return err("\"" + std::string(kind_name) + "\" must be a string");
+    };
+    auto b64 = [&](const json::Value& v, std::string_view what) -> std::optional<TraceError> {
+      if (!v.IsString()) return err("\"" + std::string(what) + "\" must be a base64 string");
+      auto d = base64Decode(sv(v));
+      if (!d) return err("\"" + std::string(what) + "\" is not valid base64");
+      decoded = std::move(*d);
+      return std::nullopt;
+    };
+    switch (ev.kind) {
+      case Kind::Frame: {
+        if (!frame_last) return unexpected(err("\"frame\" must be the last member of its line"));
+        const std::size_t start = findFrameStart(line);
+        const std::size_t close = line.rfind('}');
+        if (start == std::string_view::npos || close == std::string_view::npos || close < start)
+          return unexpected(err("the \"frame\" member name must be written literally, without escapes"));
+        ev.raw = line.substr(start, close - start);
+        ev.frame = payload;
+        ev.duplicates = &dups;
+        break;
+      }
+      case Kind::Text:
+        if (auto e = needString(*payload)) return unexpected(*e);
+        ev.raw = sv(*payload);
+        break;
+      case Kind::Binary:
+        if (auto e = b64(*payload, "b64")) return unexpected(*e);
+        ev.raw = decoded;
+        break;
+      case Kind::Oversized:
+        if (!payload->IsUint64())
+          return unexpected(err("\"oversized\" must be a non-negative integer (bytes seen)"));
+        ev.oversized_bytes = payload->GetUint64();
+        if (head) {
+          if (!head->IsString()) return unexpected(err("\"head\" must be a string"));
+          ev.raw = sv(*head);
+        } else if (head_b64) {
+          if (auto e = b64(*head_b64, "head_b64")) return unexpected(*e);
+          ev.raw = decoded;
+        }
+        break;
+      case Kind::Stderr:
+        if (kind_name == "stderr") {
+          if (auto e = needString(*payload)) return unexpected(*e);
+          ev.raw = sv(*payload);
+        } else {
+          if (auto e = b64(*payload, "stderr_b64")) return unexpected(*e);
+          ev.raw = decoded;
+        }
+        break;
+      case Kind::Eof:
+        if (!payload->IsTrue()) return unexpected(err("\"eof\" must be true"));
+        break;
+      case Kind::Exit: {
+        if (!payload->IsObject()) return unexpected(err("\"exit\" must be an object {\"code\":N} or {\"signal\":N}"));
+        const json::Value* code = findMember(*payload, "code");
+        const json::Value* sig = findMember(*payload, "signal");
+        if (!code == !sig)
+          return unexpected(err("\"exit\" must have exactly one of \"code\" and \"signal\""));
+        if (code) {
+          if (!code->IsInt()) return unexpected(err("\"exit.code\" must be an integer"));
+          ev.exit_code = code->GetInt();
+        } else {
+          if (!sig->IsInt() || sig->GetInt() <= 0)
+            return unexpected(err("\"exit.signal\" must be a positive integer"));
+          ev.signal = sig->GetInt();
+          if (const json::Value* name = findMember(*payload, "name")) {
+            if (!name->IsString()) return unexpected(err("\"exit.name\" must be a string"));
+            ev.signal_name = sv(*name);
+          }
+        }
+        break;
+      }
+      case Kind::Timeout: case Kind::Note:
+        if (auto e = needString(*payload)) return unexpected(*e);
+        ev.text = sv(*payload);
+        break;
+      case Kind::Case: {
+        if (auto e = needString(*payload)) return unexpected(*e);
+        ev.text = sv(*payload);
+        const std::string_view ph = phase && phase->IsString() ? sv(*phase) : std::string_view{};
+        if (ph == "begin") ev.phase = CasePhase::Begin;
+        else if (ph == "end") ev.phase = CasePhase::End;
+        else return unexpected(err("a \"case\" event needs \"phase\": \"begin\" or \"end\""));
+        break;
+      }
+      case Kind::Raw:
+        if (auto e = b64(*payload, "raw_b64")) return unexpected(*e);
+        ev.raw = decoded;
+        break;
+    }
+    return std::optional<TraceEvent>(ev);
+  }
+};
+
+TraceReader::TraceReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TraceReader::~TraceReader() = default;
+
+std::unique_ptr<TraceReader> TraceReader::open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  impl->file = std::fopen(path.c_str(), "rb");
+  if (!impl->file) impl->sticky = TraceError{0, path + ": cannot open trace: " + std::strerror(errno)};
+  else impl->owns_file = true;
+  return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
+}
+std::unique_ptr<TraceReader> TraceReader::fromFile(std::FILE* f) {
+  auto impl = std::make_unique<Impl>();
+  impl->file = f;
+  if (!f) impl->sticky = TraceError{0, "no input file"};
+  return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
+}
+std::unique_ptr<TraceReader> TraceReader::fromStream(std::istream& in) {
+  auto impl = std::make_unique<Impl>();
+  impl->is = &in;
+  return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
+}
+std::unique_ptr<TraceReader> TraceReader::fromString(std::string text) {
+  auto impl = std::make_unique<Impl>();
+  impl->buf = std::move(text);
+  impl->end = impl->buf.size();
+  impl->src_eof = true;
+  return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
+}
+
+Expected<const TraceHeader*, TraceError> TraceReader::header() { return impl_->readHeader(); }
+Expected<std::optional<TraceEvent>, TraceError> TraceReader::next() { return impl_->readEvent(); }
+std::uint64_t TraceReader::line() const { return impl_->line_no; }
+
+}  // namespace conform::trace
