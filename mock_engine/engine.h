@@ -1,0 +1,260 @@
+// mock_engine/engine — the reference engine as a deterministic, sans-IO state machine.
+//
+// Why sans-IO: the same core must run (a) against real plugin processes (io_shell.h binds it to
+// conform::wire::Reactor), (b) in-process against scripted in-memory peers on a VirtualClock
+// (tests/engine), (c) under the fuzzer, which decodes its input into plugin->engine frames and
+// driver actions with invariants checked after every step, and (d) inside `conform check`, which
+// runs a plugin under test as one of the engine's plugins and needs to inject exact frames and
+// observe every frame, timed.
+//
+// Inputs:  frames / EOF / exit per connection (on*()), driver actions (createSession, produceEvent,
+//          callTool, ping, shutdown, …), and time (tick() after the Clock moved).
+// Outputs: Host actions (spawn, write, closeStdin, kill) and Observer callbacks.
+// Every timer lives in one TimerQueue read against the injected clock::Clock.
+//
+// Rules implemented here (PROTOCOL §1–§12, §16): FRAME, RPC, INIT, PING, SHUT, LIFE, TOOL, EVT,
+// BUS, EMIT, QUOTA (engine-bound). Hooks, producers, recovery and the journal (issue 5) plug in
+// through the extension points marked "issue 5" below.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock/clock.h"
+#include "core/json/json.h"
+#include "core/util/expected.h"
+#include "core/wire/framing.h"
+#include "mock_engine/config.h"
+#include "mock_engine/delivery_queue.h"
+#include "mock_engine/grants.h"
+#include "mock_engine/quota.h"
+
+namespace conform::engine {
+
+// Identifies one connection (one process lifetime). It is the engine's epoch: fresh, never reused
+// within one engine lifetime (PROTOCOL §0.4). 0 means "none".
+using ConnId = std::uint64_t;
+
+enum class PluginState { Disabled, Disconnected, Connecting, Connected, Failed };
+const char* toString(PluginState);
+
+// PROTOCOL §8.1 ExtensionToolDeclaration, as validated by the engine.
+struct ToolDeclaration {
+  std::string name, description, permission_name;
+  std::optional<std::string> primary_resource_param;
+  std::shared_ptr<json::Document> parameters;
+  bool named_output = false;
+  std::vector<std::string> streams;  // named output: declared stream names, in declaration order
+};
+
+struct PluginCapabilities {
+  bool tools = false, resources = false, subscribe_events = false, subscribe_bus = false,
+       publish_bus = false, publish_session_events = false, producer_messaging = false;
+  std::vector<std::string> intercept;
+};
+
+// LIFE-10 status record, plus what tests and the driver look at.
+struct PluginStatus {
+  std::string plugin;
+  PluginState state = PluginState::Disconnected;
+  std::optional<std::string> reason;
+  std::vector<std::string> tools;  // claimed names
+  std::uint64_t dropped_events = 0;
+  std::array<std::uint64_t, 3> dropped_by_class{};  // chunk, ordinary, terminal
+  std::map<std::string, std::uint64_t> diagnostics;  // kind -> count recorded about this plugin
+  std::vector<std::string> notes;  // status diagnostics (tool replaced, unknown token, drain…)
+  ConnId epoch = 0;
+  std::uint64_t spawn_count = 0;
+  std::optional<std::string> exit_status;  // "exit 0", "killed by signal 9 (SIGKILL)"
+  std::string plugin_version;
+  PluginCapabilities capabilities;
+  bool producer_enabled = false;
+  std::size_t queued = 0;  // records in the delivery queue
+};
+
+// What the engine asks of the outside world.
+class Host {
+ public:
+  virtual ~Host() = default;
+  // Start the process for `conn`. Returns false with `error` set when it cannot start.
+  virtual bool spawn(ConnId conn, const PluginConfig& cfg, std::string& error) = 0;
+  // Write bytes to the plugin's stdin (frames include their LF).
+  virtual void write(ConnId conn, std::string_view bytes) = 0;
+  // Back-pressure: whether the host takes more delivery frames now. Deliveries stay in the
+  // 1024-record queue (where eviction by class applies) while this is false; the host calls
+  // Engine::onWritable() when it drains.
+  virtual bool writable(ConnId) { return true; }
+  virtual void closeStdin(ConnId conn) = 0;
+  // Kill the process group; the host reports the reaped exit through Engine::onExited().
+  virtual void kill(ConnId conn) = 0;
+};
+
+enum class Direction { ToPlugin, FromPlugin };
+
+// Observes every frame and lifecycle event on every connection, timed (conform check, traces).
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void onFrame(const std::string& plugin, ConnId, Direction, std::string_view frame,
+                       clock::TimePoint) {}
+  // kind: "spawn", "spawn_failed", "state", "eof", "exit", "stdin_closed", "kill", "frame_error"
+  virtual void onLifecycle(const std::string& plugin, ConnId, std::string_view kind,
+                           std::string_view detail, clock::TimePoint) {}
+};
+
+enum class CallState { Pending, Completed, Failed, Cancelled, Denied };
+const char* toString(CallState);
+
+struct ToolCallStatus {
+  std::string invocation_id, session_id, tool, plugin, context_id;
+  CallState state = CallState::Pending;
+  std::string reason;
+  std::optional<std::string> resource;
+  std::string permission_resource;
+  std::string approval_display;  // TOOL-24
+  std::shared_ptr<json::Document> output;  // normalized output object, when a result was accepted
+  std::optional<std::string> display;      // UI-only (TOOL-13)
+  bool is_error = false;
+  bool incomplete = false;  // TOOL-15: accepted output retained but flagged incomplete
+  bool frame_sent = false;
+};
+
+struct PingStatus {
+  std::string plugin;
+  enum class State { Pending, Ok, Failed } state = State::Pending;
+  std::string reason;
+};
+
+struct EventRecord {
+  std::uint64_t seq = 0;
+  std::shared_ptr<const std::string> payload;  // compact JSON of the EventPayload
+  std::string type;
+  std::string timestamp;
+  std::string source_plugin;  // appended on behalf of this plugin (EVT-18); "" = runtime
+  RecordClass cls = RecordClass::Ordinary;
+};
+
+struct Session {
+  std::string id;
+  std::deque<EventRecord> log;
+  std::uint64_t next_seq = 1;
+  bool persisted = true;  // EVT-04: buffered sessions deliver their prefix when first persisted
+  std::uint64_t delivered_through = 0;
+  std::vector<PermissionRule> overlay;  // session permission overlay (PROTOCOL §8.5)
+  // Simulates a slow store: diagnostic appends wait, and time out after 250 ms (QUOTA-14).
+  bool stalled = false;
+};
+
+class Engine {
+ public:
+  Engine(EngineConfig cfg, Host& host, clock::Clock& clk);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const EngineConfig& config() const;
+  clock::Clock& clock();
+
+  // ---- lifecycle ------------------------------------------------------------------------------
+  // Starts every enabled plugin eagerly, in registration order (LIFE-05).
+  void start();
+  // Engine shutdown (SHUT-01…07): drain diagnostics, then plugin/shutdown, close stdin, grace,
+  // kill, reap. Bounded even while handshakes are pending (SHUT-04).
+  void shutdown();
+  bool shuttingDown() const;
+  // True once every plugin reached a terminal state and its process is reaped (or reaping timed
+  // out after 5 s).
+  bool shutdownComplete() const;
+
+  // ---- inputs from the host -------------------------------------------------------------------
+  // Raw bytes from the plugin's stdout (the engine frames them itself: FRAME-04/06/08/09/10).
+  void onBytes(ConnId conn, std::string_view bytes);
+  // A frame event already produced by a FrameDecoder (the IO shell's channels decode).
+  void onFrameEvent(ConnId conn, const wire::FrameEvent& ev);
+  void onStdoutEof(ConnId conn);
+  // The process ended and was reaped. `status` is ExitStatus::str() text.
+  void onExited(ConnId conn, const std::string& status);
+  void onWritable(ConnId conn);
+  void onStderr(ConnId conn, std::string_view line);
+
+  // ---- time ------------------------------------------------------------------------------------
+  // Runs every timer due at clock().now(). Call after the clock moved (VirtualClock::advance) or
+  // when the IO loop wakes up.
+  void tick();
+  clock::TimePoint nextDeadline() const;
+
+  // ---- the simulated runtime and driver actions ------------------------------------------------
+  std::string createSession(bool persisted = true);
+  Expected<Ok, std::string> persistSession(const std::string& session);
+  // Appends a runtime event (durable) and fans it out. Returns its seq.
+  Expected<std::uint64_t, std::string> appendEvent(const std::string& session,
+                                                   const json::Value& payload,
+                                                   const std::string& source_plugin = "");
+  // Produces one event of a class: chunk = tool_call_progress with output_chunk, ordinary =
+  // tool_call_progress without a chunk, terminal = tool_call_terminated.
+  Expected<std::uint64_t, std::string> produceEvent(const std::string& session, RecordClass cls);
+  void setSessionPermissions(const std::string& session, std::vector<PermissionRule> rules);
+  Expected<Ok, std::string> setSessionStalled(const std::string& session, bool stalled);
+  // Swaps out the diagnostics batch now (the 100 ms timer does this on its own).
+  void flushDiagnostics();
+  const Session* session(const std::string& id) const;
+
+  // Tools (TOOL-*). The model asks for `tool` with `arguments`; the returned id names the call
+  // (its invocation_id). The call may already be finished (denied, failed) when this returns.
+  Expected<std::string, std::string> callTool(const std::string& session, const std::string& tool,
+                                              const json::Value& arguments);
+  bool cancelToolCall(const std::string& invocation_id);
+  const ToolCallStatus* toolCall(const std::string& invocation_id) const;
+  // Tools the model would be offered in `session` (TOOL-21).
+  std::vector<std::string> visibleTools(const std::string& session) const;
+  // MCP lazily claims a name (TOOL-27): a plugin owning it is forced to `failed`.
+  void claimMcpTool(const std::string& name);
+
+  // Ping (PING-*): returns a handle for pingStatus().
+  std::uint64_t ping(const std::string& plugin);
+  const PingStatus* pingStatus(std::uint64_t handle) const;
+
+  // ---- inspection --------------------------------------------------------------------------------
+  std::vector<PluginStatus> statuses() const;
+  std::optional<PluginStatus> status(const std::string& plugin) const;
+  ConnId connection(const std::string& plugin) const;  // current epoch, 0 when none
+  std::string pluginOf(ConnId conn) const;
+
+  // ---- hooks for `conform check` and tests -------------------------------------------------------
+  void setObserver(Observer* o);
+  // Writes exact bytes on the plugin's stdin, bypassing the state machine (a malformed request, a
+  // duplicate id, raw bytes). Responses to injected requests are ignored by the engine (unknown
+  // id, RPC-09) but reach the Observer. Returns false when there is no live connection.
+  bool injectBytes(const std::string& plugin, std::string_view bytes);
+  // Called whenever a tool call or ping finishes (the driver defers replies on it).
+  void setToolCallDone(std::function<void(const ToolCallStatus&)> fn);
+  void setPingDone(std::function<void(std::uint64_t, const PingStatus&)> fn);
+
+  // Issue 5 extension point: plugin->engine request methods served by the engine (producer and
+  // recovery). A handler returns the result or an error (code, message); unknown methods get
+  // -32601 (RPC-13). The params are passed undecoded.
+  struct RpcError {
+    int code;
+    std::string message;
+  };
+  using RequestHandler = std::function<Expected<json::Document, RpcError>(
+      ConnId conn, const std::string& plugin, const json::Value& params)>;
+  void setRequestHandler(const std::string& method, RequestHandler h);
+
+  std::string newUuid();
+
+  struct Impl;  // engine_impl.h: shared by the engine_*.cpp files
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace conform::engine

@@ -1,0 +1,427 @@
+// mock_engine/engine_tools — tool declarations, the shared namespace, deny-by-default permissions
+// and plugin/tools/call (PROTOCOL §8; INIT-20/21, TOOL-02…29).
+#include <algorithm>
+#include <set>
+
+#include "core/json/schema.h"
+#include "mock_engine/engine_impl.h"
+
+namespace conform::engine {
+
+namespace {
+
+// TOOL-04: named output streams are 1–64 characters from the URI-unreserved set [chosen C4].
+constexpr std::size_t kMaxStreams = 8;       // S6 §Tools: 1–8 stream names
+constexpr std::size_t kMaxStreamNameChars = 64;  // PROTOCOL §8.1 [chosen]
+
+bool uriUnreserved(std::string_view s) {
+  if (s.empty() || s.size() > kMaxStreamNameChars) return false;
+  for (char ch : s) {
+    bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.' || ch == '_' || ch == '~';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Expected<std::vector<ToolDeclaration>, std::string> Engine::Impl::validateTools(
+    const json::Value& tools, const std::string& plugin) {
+  (void)plugin;
+  std::vector<ToolDeclaration> out;
+  std::set<std::string> seen;
+  for (rapidjson::SizeType i = 0; i < tools.Size(); ++i) {
+    const json::Value& t = tools[i];
+    std::string label = "#" + std::to_string(i);
+    if (auto n = json::stringMember(t, "name")) label = "`" + std::string(*n) + "`";
+    json::Path::Root root("tools[" + std::to_string(i) + "]");
+    json::Path p(root);
+    ToolDeclaration d;
+    std::optional<std::string> primary;
+    const json::Value* params = nullptr;
+    const json::Value* output = nullptr;
+    {
+      json::ObjectMapper o(t, p);
+      bool ok = o && o.map("name", d.name) && o.map("description", d.description) &&
+                o.map("permission_name", d.permission_name) &&
+                o.mapNullable("primary_resource_param", primary);
+      if (ok) {
+        params = o.get("parameters");
+        output = o.get("output");
+        ok = o.closed();
+        if (ok && (!params || params->IsNull()))
+          ok = p.field("parameters").report("required member is missing");
+        if (ok && output && output->IsNull())
+          ok = p.field("output").report("member may be omitted but must not be null");
+      }
+      if (!ok)
+        return unexpected("plugin tool " + label + " is malformed: " + root.error().value_or(""));
+    }
+    // INIT-20: snake_case, unique within the plugin.
+    if (!isSnakeCase(d.name) || !seen.insert(d.name).second)
+      return unexpected("plugin declared invalid or duplicate tool name `" + d.name + "`");
+    // INIT-21: description, permission name, schema, primary parameter.
+    if (d.description.empty())
+      return unexpected("plugin tool `" + d.name + "` is malformed: description must not be empty");
+    if (!isSnakeCase(d.permission_name))
+      return unexpected("plugin tool `" + d.name + "` is malformed: permission_name `" +
+                        d.permission_name + "` is not snake_case");
+    // INIT-21: parameters is a schema object passing draft 2020-12 structural meta-validation.
+    if (!params->IsObject())
+      return unexpected("plugin tool `" + d.name +
+                        "` has invalid JSON Schema: parameters must be a schema object");
+    if (auto v = json::checkSchemaDocument(*params))
+      return unexpected("plugin tool `" + d.name + "` has invalid JSON Schema: parameters." +
+                        v->str());
+    if (primary) {
+      const json::Value* props = json::member(*params, "properties");
+      if (!props || !props->IsObject() || !json::member(*props, *primary))
+        return unexpected("plugin tool `" + d.name + "` primary_resource_param `" + *primary +
+                          "` is not declared in properties");
+    }
+    d.primary_resource_param = primary;
+    d.parameters = std::make_shared<json::Document>(json::copy(*params));
+    // TOOL-03/04: output declaration.
+    if (output) {
+      auto bad = [&](const std::string& why) {
+        return unexpected("plugin tool `" + d.name + "` has an invalid output declaration: " + why);
+      };
+      if (!output->IsObject()) return bad("expected an object");
+      auto kind = json::stringMember(*output, "kind");
+      if (!kind) return bad("kind must be \"single\" or \"named\"");
+      const json::Value* streams = json::member(*output, "streams");
+      for (auto& m : output->GetObject()) {
+        std::string_view k(m.name.GetString(), m.name.GetStringLength());
+        if (k != "kind" && k != "streams") return bad("unknown member `" + std::string(k) + "`");
+      }
+      if (*kind == "single") {
+        if (streams) return bad("streams is only allowed with kind \"named\"");
+      } else if (*kind == "named") {
+        if (!streams || !streams->IsArray()) return bad("named output needs a streams array");
+        if (streams->Empty() || streams->Size() > kMaxStreams) return bad("1-8 streams are required");
+        std::set<std::string> stream_names;
+        for (auto& s : streams->GetArray()) {
+          if (!s.IsString() || !uriUnreserved(std::string_view(s.GetString(), s.GetStringLength())))
+            return bad("stream names are 1-64 characters from A-Z a-z 0-9 - . _ ~");
+          if (!stream_names.insert(s.GetString()).second)
+            return bad("duplicate stream `" + std::string(s.GetString()) + "`");
+          d.streams.emplace_back(s.GetString(), s.GetStringLength());
+        }
+        d.named_output = true;
+      } else {
+        return bad("kind must be \"single\" or \"named\"");
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Expected<Ok, std::string> Engine::Impl::claimTools(std::size_t pi) {
+  PluginSlot& p = plugins[pi];
+  // TOOL-26/27: built-in names are reserved; MCP claims win.
+  for (auto& d : p.decls) {
+    auto it = names.find(d.name);
+    if (it == names.end()) continue;
+    if (it->second.kind == ToolClaim::Kind::Builtin)
+      return unexpected("plugin tool `" + d.name + "` uses a reserved built-in tool name");
+    if (it->second.kind == ToolClaim::Kind::Mcp)
+      return unexpected("plugin tool `" + d.name + "` collides with a tool claimed by MCP");
+  }
+  // TOOL-28: the plugin finishing registration last wins; the earlier owner keeps its other tools.
+  for (std::size_t di = 0; di < p.decls.size(); ++di) {
+    auto& d = p.decls[di];
+    auto it = names.find(d.name);
+    if (it != names.end() && it->second.kind == ToolClaim::Kind::Plugin && it->second.plugin != pi) {
+      PluginSlot& loser = plugins[it->second.plugin];
+      std::string note = "tool `" + d.name + "` was replaced by later plugin `" + p.cfg.name + "`";
+      loser.status.notes.push_back(note);
+      loser.status.reason = note;
+      std::size_t li = it->second.plugin;
+      names[d.name] = ToolClaim{ToolClaim::Kind::Plugin, pi, di};
+      refreshToolList(li);
+    } else {
+      names[d.name] = ToolClaim{ToolClaim::Kind::Plugin, pi, di};
+    }
+  }
+  return Ok{};
+}
+
+void Engine::Impl::releaseTools(std::size_t pi) {
+  // TOOL-29 / LIFE-11: claims vanish at once when the connection ends.
+  for (auto it = names.begin(); it != names.end();) {
+    if (it->second.kind == ToolClaim::Kind::Plugin && it->second.plugin == pi) it = names.erase(it);
+    else ++it;
+  }
+  plugins[pi].status.tools.clear();
+}
+
+void Engine::Impl::refreshToolList(std::size_t pi) {
+  auto& list = plugins[pi].status.tools;
+  list.clear();
+  for (auto& d : plugins[pi].decls) {
+    auto it = names.find(d.name);
+    if (it != names.end() && it->second.kind == ToolClaim::Kind::Plugin && it->second.plugin == pi)
+      list.push_back(d.name);
+  }
+}
+
+Decision Engine::Impl::decide(const std::string& session, const std::string& resource) const {
+  // PROTOCOL §8.5 (TOOL-22): deny by default; the last matching rule decides, agent policy first,
+  // then the session overlay (so the overlay overrides).
+  Decision d = Decision::Deny;
+  auto apply = [&](const std::vector<PermissionRule>& rules) {
+    for (auto& r : rules)
+      if (r.action == "plugin" && globMatch(r.pattern, resource)) d = r.decision;
+  };
+  apply(cfg.permissions);
+  auto s = sessions.find(session);
+  if (s != sessions.end()) apply(s->second.overlay);
+  return d;
+}
+
+bool Engine::Impl::pluginToolsVisible(const std::string& session) const {
+  // TOOL-21: visible once any allow/ask rule for the `plugin` action exists.
+  auto any = [](const std::vector<PermissionRule>& rules) {
+    for (auto& r : rules)
+      if (r.action == "plugin" && r.decision != Decision::Deny) return true;
+    return false;
+  };
+  if (any(cfg.permissions)) return true;
+  auto s = sessions.find(session);
+  return s != sessions.end() && any(s->second.overlay);
+}
+
+std::vector<std::string> Engine::visibleTools(const std::string& session) const {
+  std::vector<std::string> out;
+  bool plugin_ok = impl_->pluginToolsVisible(session);
+  for (auto& [name, claim] : impl_->names) {
+    if (claim.kind == ToolClaim::Kind::Plugin && !plugin_ok) continue;
+    out.push_back(name);  // TOOL-02: verbatim, never prefixed
+  }
+  return out;
+}
+
+void Engine::claimMcpTool(const std::string& name) {
+  Impl& m = *impl_;
+  auto it = m.names.find(name);
+  if (it != m.names.end() && it->second.kind == ToolClaim::Kind::Plugin) {
+    PluginSlot& p = m.plugins[it->second.plugin];
+    // TOOL-27 / LIFE-13: forced failure, the process is killed.
+    if (Conn* c = m.conn(p.conn))
+      m.endConnection(*c, PluginState::Failed,
+                      "plugin `" + p.cfg.name + "` tool `" + name + "` was preempted by MCP", true);
+  }
+  m.names[name] = ToolClaim{ToolClaim::Kind::Mcp, 0, 0};
+}
+
+Expected<std::string, std::string> Engine::callTool(const std::string& session,
+                                                     const std::string& tool,
+                                                     const json::Value& arguments) {
+  Impl& m = *impl_;
+  if (!m.sessions.count(session)) return unexpected("unknown session `" + session + "`");
+  std::string id = newUuid();
+  ToolCallStatus& call = m.calls[id];
+  call.invocation_id = id;
+  call.session_id = session;
+  call.tool = tool;
+  auto fail = [&](CallState st, std::string reason) {
+    m.finishCall(call, st, std::move(reason), nullptr);
+    return id;
+  };
+  if (m.shutting_down) return fail(CallState::Failed, "engine is shutting down");
+  auto it = m.names.find(tool);
+  if (it == m.names.end()) return fail(CallState::Failed, "unknown tool `" + tool + "`");
+  if (it->second.kind != ToolClaim::Kind::Plugin)
+    return fail(CallState::Failed, "tool `" + tool + "` is not a plugin tool (not simulated)");
+  std::size_t pi = it->second.plugin;
+  PluginSlot& p = m.plugins[pi];
+  const ToolDeclaration decl = p.decls[it->second.decl];
+  call.plugin = p.cfg.name;
+  // TOOL-21: hidden tools are not offered at all.
+  if (!m.pluginToolsVisible(session))
+    return fail(CallState::Denied, "tool `" + tool + "` is not enabled (no plugin permission rule)");
+  // TOOL-07: only object arguments are sent.
+  if (!arguments.IsObject()) return fail(CallState::Failed, "tool arguments must be a JSON object");
+  // TOOL-06: the primary resource.
+  if (decl.primary_resource_param) {
+    const json::Value* v = json::member(arguments, *decl.primary_resource_param);
+    if (v && !v->IsNull())
+      call.resource = v->IsString() ? std::string(v->GetString(), v->GetStringLength())
+                                    : json::compact(*v);
+  }
+  // TOOL-23/24.
+  call.permission_resource = decl.permission_name + (call.resource ? " " + *call.resource : "");
+  call.approval_display = call.resource ? *call.resource : tool;
+  Decision d = m.decide(session, call.permission_resource);
+  if (d == Decision::Deny)
+    return fail(CallState::Denied, "permission denied for `" + call.permission_resource + "`");
+  if (d == Decision::Ask && !m.cfg.approve_asks)
+    return fail(CallState::Denied, "the user denied `" + call.permission_resource + "`");
+  // Issue 5: the tool_before_call hook chain runs here (after policy, before execution).
+  // TOOL-08/29: revalidate ownership right before sending.
+  Conn* c = m.conn(p.conn);
+  auto owner = m.names.find(tool);
+  if (!c || c->ended || !c->handshake_done || c->shutdown_sent || owner == m.names.end() ||
+      owner->second.kind != ToolClaim::Kind::Plugin || owner->second.plugin != pi)
+    return fail(CallState::Failed, "tool `" + tool + "` is no longer available");
+  // TOOL-05/19/20: the request grant lives until the call ends.
+  call.context_id = newUuid();
+  auto timeout = std::chrono::milliseconds(p.cfg.tool_timeout_ms);
+  c->grants.mint(call.context_id, session, GrantKind::Request, timeout);
+  std::string params = R"({"tool":)" + quoteJson(tool) + R"(,"session_id":)" + quoteJson(session) +
+                       R"(,"context_id":)" + quoteJson(call.context_id) +
+                       R"(,"invocation_id":)" + quoteJson(id) + R"(,"arguments":)" +
+                       json::compact(arguments) + R"(,"resource":)" +
+                       (call.resource ? quoteJson(*call.resource) : std::string("null")) +
+                       R"(,"cancellation_token":)" + quoteJson(id) + "}";
+  PendingRequest pr;
+  pr.kind = PendingRequest::Kind::ToolCall;
+  pr.ref = id;
+  call.frame_sent = true;
+  m.sendRequest(*c, "plugin/tools/call", params, pr, timeout);
+  c->grants.activate(call.context_id, m.clk.now());  // EMIT-11: activated at the write
+  return id;
+}
+
+bool Engine::cancelToolCall(const std::string& id) {
+  Impl& m = *impl_;
+  auto it = m.calls.find(id);
+  if (it == m.calls.end() || it->second.state != CallState::Pending) return false;
+  Conn* c = nullptr;
+  for (auto& p : m.plugins)
+    if (p.cfg.name == it->second.plugin) c = m.conn(p.conn);
+  // TOOL-18: nothing is written; the grant is revoked and a late answer ignored.
+  m.finishCall(it->second, CallState::Cancelled, "tool call cancelled", c);
+  return true;
+}
+
+const ToolCallStatus* Engine::toolCall(const std::string& id) const {
+  auto it = impl_->calls.find(id);
+  return it == impl_->calls.end() ? nullptr : &it->second;
+}
+
+void Engine::Impl::finishCall(ToolCallStatus& call, CallState st, std::string reason, Conn* c) {
+  if (call.state != CallState::Pending) return;
+  call.state = st;
+  call.reason = std::move(reason);
+  if (st != CallState::Completed && call.output) call.incomplete = true;  // TOOL-15
+  if (c) {
+    // EMIT-08: the request grant ends with the request.
+    if (!call.context_id.empty()) c->grants.revoke(call.context_id, clk.now());
+    for (auto it = c->pending.begin(); it != c->pending.end(); ++it) {
+      if (it->second.kind == PendingRequest::Kind::ToolCall && it->second.ref == call.invocation_id) {
+        timers.cancel(it->second.timer);
+        c->pending.erase(it);
+        break;
+      }
+    }
+  }
+  if (call.frame_sent) {
+    // The simulated runtime records the termination (terminal class, EVT-13).
+    rapidjson::Document ev(rapidjson::kObjectType);
+    auto& a = ev.GetAllocator();
+    ev.AddMember("type", "tool_call_terminated", a);
+    ev.AddMember("tool_call_id", json::str(call.invocation_id, a), a);
+    rapidjson::Value owner(rapidjson::kObjectType);
+    owner.AddMember("plugin", json::str(call.plugin, a), a);
+    owner.AddMember("tool", json::str(call.tool, a), a);
+    ev.AddMember("owner", owner, a);
+    ev.AddMember("outcome", json::str(toString(st), a), a);
+    if (call.output) ev.AddMember("result", rapidjson::Value(*call.output, a), a);
+    else ev.AddMember("result", rapidjson::Value(), a);
+    if (st != CallState::Completed) ev.AddMember("error", json::str(call.reason, a), a);
+    else ev.AddMember("error", rapidjson::Value(), a);
+    (void)append(call.session_id, ev, "");
+  }
+  if (tool_done) tool_done(call);
+}
+
+void Engine::Impl::failCallsOf(Conn& c, const std::string& reason) {
+  const std::string& name = plugins[c.plugin].cfg.name;
+  std::vector<std::string> ids;
+  for (auto& [id, call] : calls)
+    if (call.state == CallState::Pending && call.plugin == name) ids.push_back(id);
+  for (auto& id : ids) finishCall(calls[id], CallState::Failed, reason, &c);
+}
+
+void Engine::Impl::handleToolResult(Conn& c, const PendingRequest& pr, const json::Value& msg) {
+  auto cit = calls.find(pr.ref);
+  if (cit == calls.end() || cit->second.state != CallState::Pending) return;
+  ToolCallStatus& call = cit->second;
+  // RPC-20: an error fails the call only.
+  if (const json::Value* err = json::member(msg, "error")) {
+    finishCall(call, CallState::Failed,
+               "plugin tool call rejected: " +
+                   std::string(json::stringMember(*err, "message").value_or("")),
+               &c);
+    return;
+  }
+  const ToolDeclaration* decl = nullptr;
+  for (auto& d : plugins[c.plugin].decls)
+    if (d.name == call.tool) decl = &d;
+  const json::Value& r = msg["result"];
+  auto malformed = [&](const std::string& why) {
+    finishCall(call, CallState::Failed, "malformed plugin tool call result: " + why, &c);
+  };
+  if (!decl) return malformed("the tool is no longer declared");
+  // TOOL-09/10/12: {output, display?, is_error}, closed; output kind matches the declaration.
+  json::Path::Root root("result");
+  json::Path p(root);
+  json::ObjectMapper o(r, p);
+  std::optional<std::string> display;
+  bool is_error = false;
+  const json::Value* output = nullptr;
+  bool ok = o && o.mapOptional("display", display) && o.map("is_error", is_error);
+  if (ok) {
+    output = o.get("output");
+    ok = o.closed();
+    if (ok && (!output || !output->IsObject()))
+      ok = p.field("output").report("required member must be an object");
+  }
+  if (!ok) return malformed(root.error().value_or(""));
+  auto kind = json::stringMember(*output, "kind");
+  auto doc = std::make_shared<json::Document>(rapidjson::kObjectType);
+  auto& a = doc->GetAllocator();
+  if (!decl->named_output) {
+    auto text = json::stringMember(*output, "text");
+    if (!kind || *kind != "single" || !text || output->MemberCount() != 2)
+      return malformed("output must be {\"kind\":\"single\",\"text\":string} for this tool");
+    doc->AddMember("kind", "single", a);
+    doc->AddMember("text", json::str(*text, a), a);
+  } else {
+    const json::Value* streams = json::member(*output, "streams");
+    if (!kind || *kind != "named" || !streams || !streams->IsArray() || output->MemberCount() != 2)
+      return malformed("output must be {\"kind\":\"named\",\"streams\":[…]} for this tool");
+    std::map<std::string, std::string> got;
+    for (auto& s : streams->GetArray()) {
+      auto sn = json::stringMember(s, "stream");
+      auto st = json::stringMember(s, "text");
+      if (!sn || !st || s.MemberCount() != 2)
+        return malformed("each stream must be {\"stream\":string,\"text\":string}");
+      if (std::find(decl->streams.begin(), decl->streams.end(), *sn) == decl->streams.end())
+        return malformed("undeclared stream `" + std::string(*sn) + "`");
+      if (!got.emplace(std::string(*sn), std::string(*st)).second)
+        return malformed("stream `" + std::string(*sn) + "` appears twice");
+    }
+    if (got.size() != decl->streams.size()) return malformed("a declared stream is missing");
+    doc->AddMember("kind", "named", a);
+    rapidjson::Value arr(rapidjson::kArrayType);
+    for (auto& name : decl->streams) {  // normalized to declaration order
+      rapidjson::Value e(rapidjson::kObjectType);
+      e.AddMember("stream", json::str(name, a), a);
+      e.AddMember("text", json::str(got[name], a), a);
+      arr.PushBack(e, a);
+    }
+    doc->AddMember("streams", arr, a);
+  }
+  call.output = doc;
+  call.display = display;
+  call.is_error = is_error;
+  // TOOL-14: is_error marks the call failed; the output is kept.
+  if (is_error) finishCall(call, CallState::Failed, "the tool reported an error", &c);
+  else finishCall(call, CallState::Completed, "", &c);
+}
+
+}  // namespace conform::engine
