@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <compare>
+#include <concepts>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -75,7 +76,9 @@ class RpcId {
   enum class Type : std::uint8_t { Null, Integer, String };
 
   RpcId() = default;  // null
-  explicit RpcId(std::int64_t v) : v_(v) {}
+  // Any signed integer (a template so that RpcId(0) is not taken for a null const char*).
+  template <std::signed_integral I>
+  explicit RpcId(I v) : v_(static_cast<std::int64_t>(v)) {}
   explicit RpcId(std::string v) : v_(std::move(v)) {}
   explicit RpcId(const char* v) : v_(std::string(v)) {}
 
