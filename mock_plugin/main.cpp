@@ -1,0 +1,75 @@
+// conform-plugin — the reference plugin executable (docs/reference-plugin.md). Arguments are
+// parsed by hand (CLI11 is reserved for `conform`: it is slow to compile). stdout carries frames
+// only; every message goes to stderr (FRAME-02).
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "mock_plugin/behaviour.h"
+#include "mock_plugin/faults.h"
+#include "mock_plugin/stdio.h"
+
+namespace {
+constexpr const char* kUsage =
+    "usage: conform-plugin [--name NAME] [--profile 0.0.6|0.0.4] [--fault NAME] [--list-faults]\n"
+    "                      [--behaviour FILE]\n";
+}
+
+int main(int argc, char** argv) {
+  using namespace conform::plugin;
+  BehaviourOptions opt;
+  const Fault* fault = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::cerr << "conform-plugin: " << a << " needs a value\n" << kUsage;
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--name") {
+      opt.name = value();
+    } else if (a == "--profile") {
+      std::string v = value();
+      auto p = parseProfile(v);
+      if (!p) { std::cerr << "conform-plugin: unknown profile `" << v << "` (use 0.0.6 or 0.0.4)\n"; return 2; }
+      opt.profile = *p;
+    } else if (a == "--fault") {
+      std::string v = value();
+      fault = findFault(v);
+      if (!fault) { std::cerr << "conform-plugin: unknown fault `" << v << "`; see --list-faults\n"; return 2; }
+    } else if (a == "--list-faults") {
+      for (const auto& f : faultTable()) std::printf("%-28s %-9s %s\n", f.name, f.rule, f.description);
+      return 0;
+    } else if (a == "--behaviour") {
+      std::cerr << "conform-plugin: --behaviour " << value()
+                << ": behaviour files are not implemented yet; see docs/reference-plugin.md\n";
+      return 2;
+    } else if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else {
+      std::cerr << "conform-plugin: unknown argument `" << a << "`\n" << kUsage;
+      return 2;
+    }
+  }
+  auto& clk = conform::clock::RealClock::instance();
+  auto built = builtinBehaviour(opt).build(clk);
+  if (!built) {
+    std::cerr << "conform-plugin: invalid behaviour: " << built.error() << "\n";
+    return 2;
+  }
+  PluginServer& server = *built.value();
+  RunOptions ro;
+  if (fault) {
+    installFault(*fault, server, opt.profile);
+    ro.max_lifetime = std::chrono::seconds(60);  // a fault process never outlives a test run
+  }
+  int rc = runStdio(server, clk, ro);
+  if (fault && fault->linger_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault->linger_ms));
+  if (rc != 0) std::cerr << "conform-plugin: " << server.failure() << "\n";
+  return rc;
+}
