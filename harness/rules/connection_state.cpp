@@ -1,0 +1,303 @@
+// harness/rules/connection_state — the shared state every monitor reads (monitor.h), the finding
+// sink, and MonitorSet, which feeds events through state and monitors in one pass.
+#include <charconv>
+
+#include <rapidjson/writer.h>
+
+#include "core/protocol/validate.h"
+#include "harness/rules/monitor.h"
+
+namespace conform::rules {
+
+// ---- helpers ---------------------------------------------------------------------------------
+namespace {
+// Counts bytes instead of storing them: compactText() is used for evidence only, but sizes
+// (QUOTA-01) use compactSize() and must not allocate per message.
+struct StringSink {
+  using Ch = char;
+  std::string* s;
+  void Put(char c) { s->push_back(c); }
+  void Flush() {}
+};
+}  // namespace
+
+std::string compactText(const json::Value& v) {
+  std::string out;
+  StringSink sink{&out};
+  rapidjson::Writer<StringSink> w(sink);
+  v.Accept(w);
+  return out;
+}
+
+const json::Value* member(const json::Value* obj, std::string_view key) {
+  if (!obj || !obj->IsObject()) return nullptr;
+  auto it = obj->FindMember(rapidjson::StringRef(key.data(), key.size()));
+  return it == obj->MemberEnd() ? nullptr : &it->value;
+}
+
+std::string_view str(const json::Value* v) {
+  if (!v || !v->IsString()) return {};
+  return {v->GetString(), v->GetStringLength()};
+}
+
+int hookIndex(std::string_view name) {
+  for (std::size_t i = 0; i < kHookNames.size(); ++i)
+    if (kHookNames[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+Evidence Observation::evidence() const {
+  return Evidence{ev->line, reports::shortenEvidence(ev->raw.empty() ? ev->line_text : ev->raw)};
+}
+
+// ---- sink ------------------------------------------------------------------------------------
+void FindingSink::report(std::string_view rule, std::uint8_t binds, std::string message,
+                         std::string expected, std::string actual, std::vector<Evidence> evidence,
+                         bool advisory) {
+  std::string key(rule);
+  if (++per_rule_[key] > kMaxFindingsPerRule) {
+    ++suppressed_[key];
+    return;
+  }
+  findings_.push_back(reports::makeFinding(rule, binds, std::move(message), std::move(expected),
+                                           std::move(actual), std::move(evidence),
+                                           pinned && pinned(rule)));
+  Finding& f = findings_.back();
+  if (advisory && f.level == reports::Level::Must) {
+    f.level = reports::Level::Should;
+    f.verdict = reports::Verdict::NonStrict;
+  }
+}
+
+// ---- state -----------------------------------------------------------------------------------
+const protocol::Profile& ConnectionState::effectiveProfile() const {
+  if (profile_) return *profile_;
+  if (seen_profile_) return *seen_profile_;
+  return protocol::profileV006();
+}
+
+const DeclaredTool* ConnectionState::findTool(std::string_view name) const {
+  for (const DeclaredTool& t : tools_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+void ConnectionState::resolve(Observation& o) {
+  o.match = Match::None;
+  o.request = nullptr;
+  if (!o.decoded || !o.msg.isResponse()) return;
+  // A response travels opposite to its request (RPC-18): p2e responses answer engine requests.
+  int table = o.fromPlugin() ? 0 : 1;
+  auto& pending = pending_[table];
+  auto it = pending.find(o.msg.id);
+  if (it != pending.end()) {
+    scratch_ = it->second;
+    o.request = &scratch_;
+    o.match = Match::Matched;
+    return;
+  }
+  // Same value, other JSON type: 1 vs "1" (RPC-08/RPC-17 demand the same type).
+  std::optional<wire::RpcId> alt;
+  if (o.msg.id.isInteger()) {
+    alt = wire::RpcId(std::to_string(o.msg.id.integer()));
+  } else if (o.msg.id.isString()) {
+    const std::string& s = o.msg.id.string();
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc() && p == s.data() + s.size() && !s.empty()) alt = wire::RpcId(v);
+  }
+  if (alt) {
+    auto a = pending.find(*alt);
+    if (a != pending.end()) {
+      scratch_ = a->second;
+      o.request = &scratch_;
+      o.match = Match::WrongIdType;
+      return;
+    }
+  }
+  o.match = answered_[table].count(o.msg.id) ? Match::AlreadyAnswered : Match::Unknown;
+}
+
+void ConnectionState::commit(const Observation& o) {
+  const trace::TraceEvent& ev = *o.ev;
+  if (ev.kind == trace::Kind::Eof && ev.dir == Dir::EngineToPlugin && !stdin_eof_line_)
+    stdin_eof_line_ = ev.line;
+  if (!o.is_frame) return;
+  if (o.fromEngine() && hs_.ok) ++e2p_after_hs_;
+
+  // Fatal frames (PROTOCOL §2 F2/F3/F7/F8, §3.1): the receiver must stop processing. The R4 SDK
+  // ignores parseable non-objects (FRAME-12), so an e2p array/scalar is not fatal for the plugin.
+  bool fatal = ev.kind == trace::Kind::Text || ev.kind == trace::Kind::Binary ||
+               ev.kind == trace::Kind::Oversized;
+  if (o.envelope_error) {
+    bool not_object = o.envelope_error->kind == wire::EnvelopeErrorKind::NotObject;
+    fatal = fatal || !(not_object && o.fromEngine());
+  }
+  if (fatal) {
+    std::uint64_t& f = o.fromPlugin() ? fatal_p2e_ : fatal_e2p_;
+    if (!f) f = ev.line;
+  }
+  if (!o.decoded) return;
+  const wire::Message& m = o.msg;
+
+  if (m.isRequest()) {
+    int table = o.fromEngine() ? 0 : 1;
+    auto& pending = pending_[table];
+    if (pending.size() >= kMaxPending) {
+      overflow_[table] = true;
+    } else if (!pending.count(m.id)) {
+      RequestInfo r;
+      r.method = o.method;
+      if (!o.method) r.unknown_method.assign(m.method.data(), m.method.size());
+      r.id = m.id;
+      r.line = ev.line;
+      r.t_us = ev.t_us;
+      if (m.params && m.params->IsObject()) {
+        r.context_id = std::string(str(member(m.params, "context_id")));
+        r.session_id = std::string(str(member(m.params, "session_id")));
+        r.tool = std::string(str(member(m.params, "tool")));
+      }
+      pending.emplace(m.id, std::move(r));
+    }
+    if (m.method == protocol::method::kInitialize && o.fromEngine() && !hs_.request_line) {
+      hs_.request_line = ev.line;
+      hs_.request_id = m.id;
+      const json::Value* caps = member(m.params, "capabilities");
+      const json::Value* pm = member(caps, "producer_messaging");
+      hs_.engine_producer = pm && pm->IsBool() && pm->GetBool();
+      std::string_view v = str(member(m.params, "protocol_version"));
+      if (const protocol::Profile* p = protocol::findProfile(v)) seen_profile_ = p;
+    }
+  } else if (m.isNotification()) {
+    if (m.method == protocol::method::kShutdown && o.fromEngine() && !shutdown_line_)
+      shutdown_line_ = ev.line;
+  } else if (o.match == Match::Matched) {
+    int table = o.fromPlugin() ? 0 : 1;
+    if (o.request->method && o.request->method->name == protocol::method::kInitialize &&
+        hs_.request_line && !hs_.result_line && o.request->id == hs_.request_id)
+      handshakeResult(o);
+    pending_[table].erase(m.id);
+    answered_[table].insert(m.id);
+    answered_order_[table].push_back(m.id);
+    if (answered_order_[table].size() > kMaxAnsweredMemory) {
+      answered_[table].erase(answered_order_[table].front());
+      answered_order_[table].pop_front();
+    }
+  }
+}
+
+void ConnectionState::handshakeResult(const Observation& o) {
+  hs_.result_line = o.line();
+  const wire::Message& m = o.msg;
+  if (m.kind == wire::MessageKind::Error) {
+    hs_.refused = true;
+    hs_.refused_rule = "INIT-19";
+    return;
+  }
+  const json::Value* r = m.result;
+  const json::Value* v = member(r, "protocol_version");
+  if (!v || !v->IsString()) {
+    hs_.refused = true;
+    hs_.refused_rule = "INIT-12";
+    return;
+  }
+  if (str(v) != effectiveProfile().version()) {
+    hs_.refused = true;
+    hs_.refused_rule = "INIT-11";
+    return;
+  }
+  if (auto viol = effectiveProfile().validate(protocol::method::kInitialize, protocol::Part::Result, *r)) {
+    hs_.refused = true;
+    hs_.refused_rule = viol->rule_id.empty() ? "INIT-09" : viol->rule_id;
+    return;
+  }
+  const json::Value* caps = member(r, "capabilities");
+  auto flag = [&](const char* k) {
+    const json::Value* f = member(caps, k);
+    return f && f->IsBool() && f->GetBool();
+  };
+  hs_.plugin_name = std::string(str(member(r, "name")));
+  hs_.subscribe_events = flag("subscribe_events");
+  hs_.subscribe_bus = flag("subscribe_bus");
+  hs_.publish_bus = flag("publish_bus");
+  hs_.publish_session_events = flag("publish_session_events");
+  hs_.producer = flag("producer_messaging");
+  if (const json::Value* in = member(caps, "intercept"); in && in->IsArray())
+    for (const json::Value& h : in->GetArray()) {
+      int i = hookIndex(str(&h));
+      if (i >= 0) hs_.intercept |= static_cast<std::uint16_t>(1u << i);
+    }
+  // INIT-20: names must be snake_case and unique, else the handshake fails.
+  if (const json::Value* tools = member(r, "tools"); tools && tools->IsArray()) {
+    for (const json::Value& t : tools->GetArray()) {
+      std::string_view name = str(member(&t, "name"));
+      if (!protocol::isSnakeCase(name) || findTool(name)) {
+        hs_.refused = true;
+        hs_.refused_rule = "INIT-20";
+        tools_.clear();
+        return;
+      }
+      if (tools_.size() >= kMaxTools) {
+        tools_truncated_ = true;
+        continue;
+      }
+      DeclaredTool d;
+      d.name = std::string(name);
+      const json::Value* out = member(&t, "output");
+      if (str(member(out, "kind")) == "named") {
+        d.named = true;
+        if (const json::Value* s = member(out, "streams"); s && s->IsArray())
+          for (const json::Value& n : s->GetArray()) d.streams.emplace_back(str(&n));
+      }
+      tools_.push_back(std::move(d));
+    }
+  }
+  hs_.ok = true;
+}
+
+// ---- the set ---------------------------------------------------------------------------------
+MonitorSet::MonitorSet(const protocol::Profile* profile) : state_(profile) {
+  monitors_.push_back(makeFrameMonitor());
+  monitors_.push_back(makeRpcMonitor());
+  monitors_.push_back(makeLifecycleMonitor());
+  monitors_.push_back(makeEmitMonitor());
+  monitors_.push_back(makeDeliveryMonitor());
+  monitors_.push_back(makeProducerMonitor());
+}
+
+void MonitorSet::feed(const trace::TraceEvent& ev) {
+  Observation& o = obs_;
+  o.ev = &ev;
+  o.is_frame = (ev.dir == Dir::EngineToPlugin || ev.dir == Dir::PluginToEngine) &&
+               (ev.kind == trace::Kind::Frame || ev.kind == trace::Kind::Text ||
+                ev.kind == trace::Kind::Binary || ev.kind == trace::Kind::Oversized);
+  o.decoded = false;
+  o.envelope_error.reset();
+  o.method = nullptr;
+  o.match = Match::None;
+  o.request = nullptr;
+  if (ev.kind == trace::Kind::Frame && ev.frame && o.is_frame) {
+    wire::DecodeOptions opts;
+    opts.keep_raw = false;
+    opts.direction = ev.dir == Dir::EngineToPlugin ? wire::Direction::EngineToPlugin
+                                                   : wire::Direction::PluginToEngine;
+    auto m = wire::decodeMessage(*ev.frame, opts);
+    if (m) {
+      o.msg = std::move(*m);
+      o.decoded = true;
+      if (o.msg.isRequest() || o.msg.isNotification())
+        o.method = state_.effectiveProfile().findMethod(o.msg.method);
+    } else {
+      o.envelope_error = std::move(m.error());
+    }
+  }
+  state_.resolve(o);
+  for (auto& mon : monitors_) mon->observe(o, state_, sink_);
+  state_.commit(o);
+}
+
+void MonitorSet::finish() {
+  for (auto& mon : monitors_) mon->finish(state_, sink_);
+}
+
+}  // namespace conform::rules

@@ -1,0 +1,383 @@
+// harness/rules/emit_monitor — EMIT-* and QUOTA-*: context grants and emit outcomes (§11, §12.1).
+//
+// Grants: every e2p delivery with a context_id (plugin/event, plugin/bus_event, plugin/tools/call,
+// plugin/intercept/*) activates a token at its trace time; notification tokens expire 5 s later
+// (EMIT-10), request tokens end with their request's response (EMIT-08), the first emit spends a
+// token (EMIT-06; EMIT-07 when that first use was itself rejected [impl]). Tokens may be shared
+// across deliveries (§11.3, HOOK-11): a re-delivered token that is not spent is simply re-armed.
+//
+// Each plugin/emit gets exactly one plugin/emit_result, in order (EMIT-02). The expected outcome
+// is derived from §11.4's rows in order, and ONLY the certain part is judged: a result of
+// "published" when the trace proves a rejection (unknown/spent/expired/ended/mismatched token,
+// name or size out of limits, quota certainly exhausted), the context-rejection status of the
+// profile (EMIT-15), and durable always "rejected" in 0.0.6 (EMIT-16).
+// Deliberately never judged: "should have been published" (the engine may hold fewer grants,
+// R4 caps active tokens at 1,024, and its clock runs behind the trace), expiry within ±250 ms of 5 s,
+// sizes within the serialisation tolerance below.
+//
+// Quotas (QUOTA-05/06): R4 windows (QUOTA-07) start at the engine's check time, which the trace
+// only bounds: it lies between the emit's line and its result's line. The tracker keeps, per
+// session, the interval in which the current window may have started and a LOWER bound of what it
+// has admitted; only "published although the lower bound is already at the limit" is a FAIL.
+#include <fmt/format.h>
+
+#include <rapidjson/writer.h>
+
+#include "core/protocol/limits.h"
+#include "core/protocol/validate.h"
+#include "harness/rules/monitor.h"
+
+namespace conform::rules {
+namespace {
+
+namespace m = protocol::method;
+constexpr std::int64_t kUs = 1000;
+// §11.3 / EMIT-10: 5 s notification grant, in µs (signed: compared with trace time differences).
+constexpr std::int64_t kGrantUs = static_cast<std::int64_t>(protocol::limits::kNotificationGrantMs) * kUs;
+// EMIT-10 tolerance: RULES.md "Timing assertions use a tolerance of ±250 ms".
+constexpr std::int64_t kToleranceUs = 250 * kUs;
+// Live grants remembered. Past the cap unknown tokens are no longer judged (silence, not a guess).
+constexpr std::size_t kMaxGrants = 65'536;
+constexpr std::size_t kMaxPendingEmits = 4'096;  // emits awaiting their result (EMIT-02)
+constexpr std::size_t kMaxQuotaSessions = 65'536;
+
+// Counts the bytes of the compact serialisation without storing them (QUOTA-01, no allocation).
+struct CountingStream {
+  using Ch = char;
+  std::size_t n = 0;
+  void Put(char) { ++n; }
+  void Flush() {}
+};
+struct SizeInfo {
+  std::size_t bytes = 0;
+  std::size_t numbers = 0;
+};
+void countNumbers(const json::Value& v, std::size_t& n) {
+  if (v.IsNumber()) ++n;
+  else if (v.IsArray()) for (const auto& e : v.GetArray()) countNumbers(e, n);
+  else if (v.IsObject()) for (const auto& e : v.GetObject()) countNumbers(e.value, n);
+}
+SizeInfo compactSize(const json::Value& v) {
+  CountingStream c;
+  rapidjson::Writer<CountingStream> w(c);
+  v.Accept(w);
+  SizeInfo s{c.n, 0};
+  countNumbers(v, s.numbers);
+  return s;
+}
+// Our writer and the engine's may spell numbers differently (1e3 vs 1000.0) and escape strings
+// differently; sizes closer to a limit than this are not judged.
+std::size_t sizeTolerance(const SizeInfo& s) { return 16 + 24 * s.numbers; }
+
+enum class Expect : std::uint8_t {
+  Unknown,        // nothing certain
+  NotInitialized, // row 1
+  Context,        // rows 2–3
+  Limits,         // row 4
+  Capability,     // row 6 (when rows 2–5 certainly pass is not required: any later row only rejects)
+};
+
+struct Grant {
+  std::string session;
+  std::int64_t t_us = 0;
+  std::uint64_t line = 0;
+  bool request = false;
+  wire::RpcId request_id;
+  bool ended = false;       // request answered
+  std::uint64_t end_line = 0;
+  bool spent = false;
+  bool spent_published = true;  // the spending emit was published (EMIT-06) or not (EMIT-07)
+  std::uint64_t spent_line = 0;
+};
+
+struct PendingEmit {
+  std::string name, session;
+  std::uint64_t line = 0;
+  std::int64_t t_us = 0;
+  Expect expect = Expect::Unknown;
+  std::string rule, why;       // the rule the expectation comes from and why
+  std::size_t bytes_lo = 0;    // lower bound of the serialized event size (quota)
+  bool token_certain = false;  // the token was certainly valid (quota rows are reachable)
+  std::string token;
+};
+
+struct Window {
+  bool init = false;
+  std::int64_t s_lo = 0, s_hi = 0;  // the window started somewhere in [s_lo, s_hi]
+  std::uint64_t used_lo = 0;        // admitted at least this much in the current window
+};
+
+class EmitMonitor : public Monitor {
+ public:
+  std::string_view name() const override { return "EMIT"; }
+
+  void observe(const Observation& o, const ConnectionState& s, FindingSink& out) override {
+    if (!o.decoded) return;
+    if (o.fromEngine() && (o.msg.isRequest() || o.msg.isNotification())) delivery(o);
+    if (o.fromPlugin() && o.match == Match::Matched) requestEnded(o);
+    if (o.fromPlugin() && o.msg.method == m::kEmit && (o.msg.isNotification() || o.msg.isRequest()))
+      emit(o, s, out);
+    if (o.fromEngine() && o.isMethod(m::kEmitResult)) result(o, s, out);
+  }
+
+ private:
+  std::unordered_map<std::string, Grant> grants_;
+  bool grants_full_ = false;
+  std::deque<PendingEmit> pending_;
+  bool pending_overflow_ = false;
+  std::unordered_map<std::string, std::pair<Window, Window>> quota_;  // session → (second, minute)
+
+  void delivery(const Observation& o) {
+    std::string_view token = str(member(o.msg.params, "context_id"));
+    if (token.empty()) return;
+    std::string key(token);
+    auto it = grants_.find(key);
+    if (it == grants_.end()) {
+      if (grants_.size() >= kMaxGrants) {
+        prune(o.t());
+        if (grants_.size() >= kMaxGrants) {
+          grants_full_ = true;
+          return;
+        }
+      }
+      it = grants_.emplace(std::move(key), Grant{}).first;
+    } else if (it->second.spent) {
+      return;  // once spent, a token stays spent (§11.3)
+    }
+    Grant& g = it->second;
+    g.session = std::string(str(member(o.msg.params, "session_id")));
+    g.t_us = o.t();
+    g.line = o.line();
+    g.request = o.msg.isRequest();
+    g.request_id = o.msg.id;
+    g.ended = false;
+  }
+
+  // Expired notification grants and ended request grants that were never used can go: an emit
+  // with them must be rejected, and if forgotten we just stop judging it (grants_full_ stays false
+  // because forgetting is only of tokens whose every later use is already a rejection... which we
+  // would then treat as unknown — also a rejection). Spent tokens are kept: EMIT-06 needs them.
+  void prune(std::int64_t now) {
+    for (auto it = grants_.begin(); it != grants_.end();) {
+      const Grant& g = it->second;
+      bool dead = !g.spent && ((g.request && g.ended) ||
+                               (!g.request && now - g.t_us > 2 * kGrantUs));
+      it = dead ? grants_.erase(it) : std::next(it);
+    }
+  }
+
+  void requestEnded(const Observation& o) {
+    const std::string& token = o.request->context_id;
+    if (token.empty()) return;
+    auto it = grants_.find(token);
+    if (it != grants_.end() && it->second.request && it->second.request_id == o.request->id) {
+      it->second.ended = true;
+      it->second.end_line = o.line();
+    }
+  }
+
+  void emit(const Observation& o, const ConnectionState& s, FindingSink& out) {
+    const Handshake& hs = s.handshake();
+    if (o.msg.isRequest())
+      out.report("EMIT-01", reports::kBindsPlugin, "plugin/emit was sent as a request",
+                 "a notification without id", fmt::format("id {}", o.msg.id.render()), {o.evidence()});
+    const json::Value* p = o.msg.params;
+    if (!p || !p->IsObject()) return;  // RPC-11; R4 treats it as fatal (EMIT-22)
+    PendingEmit e;
+    e.name = std::string(str(member(p, "name")));
+    e.session = std::string(str(member(p, "session_id")));
+    e.token = std::string(str(member(p, "context_id")));
+    e.line = o.line();
+    e.t_us = o.t();
+    if (!hs.result_line) {
+      e.expect = Expect::NotInitialized;
+      e.rule = "EMIT-21";
+      e.why = "the handshake had not completed";
+    } else if (hs.ok) {
+      judgeToken(e, o);
+      if (e.token_certain) judgeLimits(e, p);
+      if (e.expect == Expect::Unknown && e.token_certain && !hs.publish_bus) {
+        e.expect = Expect::Capability;
+        e.rule = "EMIT-20";
+        e.why = "the plugin did not declare publish_bus";
+      }
+    }
+    if (const json::Value* payload = member(p, "payload")) {
+      SizeInfo si = compactSize(*payload);
+      e.bytes_lo = si.bytes > sizeTolerance(si) ? si.bytes - sizeTolerance(si) : 0;
+    }
+    if (pending_.size() >= kMaxPendingEmits) {
+      pending_overflow_ = true;
+      return;
+    }
+    pending_.push_back(std::move(e));
+  }
+
+  void judgeToken(PendingEmit& e, const Observation& o) {
+    auto it = grants_.find(e.token);
+    if (it == grants_.end()) {
+      if (grants_full_) return;
+      e.expect = Expect::Context;
+      e.rule = "EMIT-04";
+      e.why = "the context_id was never delivered to this plugin";
+      return;
+    }
+    Grant& g = it->second;
+    if (g.spent) {
+      e.expect = Expect::Context;
+      e.rule = g.spent_published ? "EMIT-06" : "EMIT-07";
+      e.why = fmt::format("the token was already used at line {}", g.spent_line);
+    } else if (g.request && g.ended) {
+      e.expect = Expect::Context;
+      e.rule = "EMIT-08";
+      e.why = fmt::format("its request (line {}) was answered at line {}", g.line, g.end_line);
+    } else if (!g.request && o.t() - g.t_us > kGrantUs + kToleranceUs) {
+      e.expect = Expect::Context;
+      e.rule = "EMIT-10";
+      e.why = fmt::format("the token delivered at line {} is {} ms old (limit {} ms)", g.line,
+                          (o.t() - g.t_us) / kUs, protocol::limits::kNotificationGrantMs);
+    } else if (e.session != g.session) {
+      e.expect = Expect::Context;
+      e.rule = "EMIT-05";
+      e.why = fmt::format("the token was delivered for session {} (line {})", g.session, g.line);
+    } else if (g.request || o.t() - g.t_us < kGrantUs - kToleranceUs) {
+      e.token_certain = true;
+    }
+    // The first use spends the token whatever the outcome (§11.3); whether it was published is
+    // known only from the result, so spent_published is fixed there.
+    if (!g.spent) {
+      g.spent = true;
+      g.spent_line = e.line;
+      g.spent_published = true;
+    }
+  }
+
+  void judgeLimits(PendingEmit& e, const json::Value* p) {
+    auto chars = protocol::utf8Length(e.name);
+    if (!chars || *chars == 0 || *chars > protocol::limits::kEmitNameMaxChars || !protocol::isControlFree(e.name)) {
+      e.expect = Expect::Limits;
+      e.rule = "QUOTA-02";
+      e.why = "the name is empty, longer than 128 characters or contains a control character";
+      return;
+    }
+    if (const json::Value* payload = member(p, "payload")) {
+      SizeInfo si = compactSize(*payload);
+      if (si.bytes > protocol::limits::kEmitPayloadMaxBytes + sizeTolerance(si)) {
+        e.expect = Expect::Limits;
+        e.rule = "QUOTA-01";
+        e.why = fmt::format("the payload serializes to about {} bytes (limit {})", si.bytes,
+                            protocol::limits::kEmitPayloadMaxBytes);
+      }
+    }
+  }
+
+  void result(const Observation& o, const ConnectionState& s, FindingSink& out) {
+    const json::Value* p = o.msg.params;
+    std::string_view name = str(member(p, "name"));
+    std::string_view bus = str(member(p, "bus"));
+    std::string_view durable = str(member(p, "durable"));
+    if (pending_.empty()) {
+      if (!pending_overflow_ && s.handshake().request_line)
+        out.report("EMIT-02", reports::kBindsEngine, "plugin/emit_result without a plugin/emit to answer",
+                   "one result per emit", "an extra plugin/emit_result", {o.evidence()});
+      return;
+    }
+    PendingEmit e = std::move(pending_.front());
+    pending_.pop_front();
+    std::vector<Evidence> ev{{e.line, "plugin/emit"}, o.evidence()};
+    if (name != e.name) {
+      out.report("EMIT-02", reports::kBindsEngine,
+                 "emit results are missing, extra or out of order (the name does not echo the next emit)",
+                 fmt::format("name \"{}\" (emit at line {})", e.name, e.line), fmt::format("name \"{}\"", name), ev);
+      pending_.clear();  // correlation is lost; judging further results would only repeat this
+      return;
+    }
+    const protocol::Profile& prof = s.effectiveProfile();
+    bool published = bus == "published";
+    if (prof.id() == protocol::Profile::Id::V006 && !durable.empty() && durable != "rejected")
+      out.report("EMIT-16", reports::kBindsEngine, "the legacy durable route was not rejected",
+                 "durable \"rejected\"", fmt::format("durable \"{}\"", durable), ev);
+    auto fail = [&](std::string expected) {
+      out.report(e.rule, reports::kBindsEngine, fmt::format("an emit was published although {}", e.why),
+                 std::move(expected), fmt::format("bus \"{}\"", bus), ev);
+    };
+    switch (e.expect) {
+      case Expect::NotInitialized:
+        if (published) fail("bus \"rejected\", durable \"rejected\" (plugin is not initialized)");
+        break;
+      case Expect::Context: {
+        std::string want(protocol::toString(prof.contextRejectionBusStatus()));
+        if (published) {
+          fail(fmt::format("bus \"{}\" (context rejected)", want));
+        } else if (bus != want) {
+          out.report("EMIT-15", reports::kBindsEngine, "a context rejection used another bus status",
+                     fmt::format("bus \"{}\" in profile {}", want, prof.name()), fmt::format("bus \"{}\"", bus), ev);
+        }
+        break;
+      }
+      case Expect::Limits:
+        if (published) fail("bus \"dropped\" with an oversized_event diagnostic");
+        else if (bus != "dropped")
+          out.report("QUOTA-04", reports::kBindsEngine, "a name/size violation used another bus status",
+                     "bus \"dropped\"", fmt::format("bus \"{}\"", bus), ev);
+        break;
+      case Expect::Capability:
+        if (published) fail("bus \"rejected\"");
+        break;
+      case Expect::Unknown:
+        break;
+    }
+    // The token's first use was not published: a later reuse that IS published breaks only the
+    // [impl] rule EMIT-07 (R4 consumes on any first use), not EMIT-06.
+    if (!published) {
+      auto g = grants_.find(e.token);
+      if (g != grants_.end() && g->second.spent_line == e.line) g->second.spent_published = false;
+    }
+    quota(e, o, published, bus, out, ev);
+  }
+
+  // QUOTA-05/06 with the engine's check time c ∈ [emit t, result t] (see file comment).
+  void quota(const PendingEmit& e, const Observation& o, bool published, std::string_view bus,
+             FindingSink& out, const std::vector<Evidence>& ev) {
+    auto it = quota_.find(e.session);
+    if (it == quota_.end()) {
+      if (quota_.size() >= kMaxQuotaSessions) return;
+      it = quota_.emplace(e.session, std::pair<Window, Window>{}).first;
+    }
+    // Did this emit certainly reach the quota row? Published ones did; context/limit failures did not.
+    bool checked = published || (e.expect == Expect::Unknown && e.token_certain && bus == "dropped");
+    bool maybe_checked = e.expect != Expect::Context && e.expect != Expect::Limits && e.expect != Expect::NotInitialized;
+    if (!maybe_checked) return;
+    const std::int64_t lo = e.t_us, hi = o.t();
+    auto step = [&](Window& w, std::int64_t len_us, std::uint64_t limit, std::uint64_t add, const char* rule,
+                    const char* what) {
+      if (!w.init) {
+        if (!checked) return;
+        w = {true, lo, hi, 0};
+      } else if (lo - w.s_hi >= len_us) {  // certainly a new window (if checked at all)
+        if (checked) w = {true, lo, hi, 0};
+        else w = {true, w.s_lo, hi, 0};
+      } else if (hi - w.s_lo >= len_us) {  // maybe a new window: keep only what holds either way
+        w = {true, w.s_lo, hi, 0};
+      }
+      if (!published) return;
+      if (w.used_lo + add > limit)
+        out.report(rule, reports::kBindsEngine, fmt::format("an emit was published beyond the {} quota", what),
+                   "bus \"dropped\" with a rate_limited diagnostic",
+                   fmt::format("published although at least {} were already admitted in the current window",
+                               w.used_lo),
+                   ev);
+      w.used_lo += add;
+    };
+    step(it->second.first, static_cast<std::int64_t>(protocol::limits::kQuotaSecondWindowMs) * kUs,
+         protocol::limits::kEmitRatePerSecond, 1, "QUOTA-05", "40 per second");
+    step(it->second.second, static_cast<std::int64_t>(protocol::limits::kQuotaMinuteWindowMs) * kUs,
+         protocol::limits::kEmitBytesPerMinute, e.bytes_lo, "QUOTA-06", "4 MiB per minute");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Monitor> makeEmitMonitor() { return std::make_unique<EmitMonitor>(); }
+
+}  // namespace conform::rules
