@@ -176,6 +176,15 @@ SchemaViolation convert(const valijson::ValidationResults::Error& e, const Value
     ctx.push_back("[" + name + "]");
     v.path = contextPath(ctx, instance);
     v.message = "unknown member \"" + name + "\" (additionalProperties is false)";
+  } else if (d.rfind("Failed to validate against schema associated with property name '", 0) == 0 ||
+             d.rfind("Failed to validate item #", 0) == 0) {
+    // A summary whose cause left no error of its own (a `false` subschema): point at the member.
+    bool item = d[19] == 'i';
+    std::string seg = item ? between(d, "#", ' ') : between(d, "name '", '\'');
+    auto ctx = e.context;
+    ctx.push_back("[" + seg + "]");
+    v.path = contextPath(ctx, instance);
+    v.message = "value not allowed by the schema";
   } else if (d.find("enum") != std::string::npos) {
     v.message = "value " + (here ? compact(*here) : std::string("?")) + " is not one of the allowed values";
   } else {

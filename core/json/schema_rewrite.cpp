@@ -17,10 +17,11 @@ namespace conform::json::schema_detail {
 namespace {
 
 // PCRE2 limits (DEPENDENCIES.md: keep backtracking bounded on hostile subjects): at most this many
-// internal match() calls and this much backtracking heap per search; hitting one counts as a failed
-// match, never a crash or a hang.
-constexpr uint32_t kMatchLimit = 1'000'000;
-constexpr uint32_t kHeapLimitKiB = 32 * 1024;
+// internal match() calls (~tens of ms) and this much backtracking heap per search; hitting one
+// counts as a failed match, never a crash or a hang. 128 MiB of heap is what `^(a|b)*$` needs on a
+// 200k-character subject with room to spare (64 MiB measured as the minimum).
+constexpr uint32_t kMatchLimit = 10'000'000;
+constexpr uint32_t kHeapLimitKiB = 128 * 1024;
 // patternProperties keys are handed to std::regex; longer keys are refused (its compiler recurses).
 constexpr std::size_t kMaxPatternPropertyKeyBytes = 1024;
 
