@@ -290,19 +290,13 @@ std::optional<EnvelopeError> classify(const json::Value& v, Message& m) {
     return failAs(EnvelopeErrorKind::UnknownMember, "RPC-03",
                   "member " + quoted({first_unknown->GetString(), first_unknown->GetStringLength()}) +
                       " is not allowed in " + article(kind) + " (closed envelope)");
+  // Known names in the wrong kind: result/error in a request or notification, params in a
+  // response. (Both result and error in a response is RPC-04's business, reported below.)
   for (int s = 0; s < kSlots; ++s)
-    if (slot[s] && !allowed(kind, static_cast<Slot>(s))) {
-      // A response with both result and error is RPC-04's business, reported below.
-      if (kind != MessageKind::Request && kind != MessageKind::Notification) break;
+    if (slot[s] && !allowed(kind, static_cast<Slot>(s)))
       return failAs(EnvelopeErrorKind::UnknownMember, "RPC-03",
                     std::string("member \"") + kSlotName[s] + "\" is not allowed in " + article(kind) +
                         " (closed envelope)");
-    }
-  if (kind == MessageKind::Success || kind == MessageKind::Error) {
-    if (slot[kParams])
-      return failAs(EnvelopeErrorKind::UnknownMember, "RPC-03",
-                    "member \"params\" is not allowed in a response (closed envelope)");
-  }
 
   // RPC-05
   if (kind != MessageKind::Notification) {
