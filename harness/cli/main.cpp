@@ -1,0 +1,139 @@
+// harness/cli/main.cpp — the `conform` executable: command-line parsing only (CLI11 lives in this
+// one translation unit because it costs 10–16 s to compile; DEPENDENCIES.md). Each subcommand is
+// registered by one small add<Name>Command() function listed in kCommands; the work itself lives in
+// the library so tests can call it without a process.
+//
+// Exit codes (ARCHITECTURE.md "Verdicts"): 0 ok, 1 a conformance failure (later commands), 2 usage
+// or harness error. CLI11 parse errors always map to 2, never to a failure count.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "core/protocol/profile.h"
+
+namespace {
+
+constexpr const char* kConformVersion = "0.1.0";  // keep equal to project(conform VERSION …) in CMakeLists.txt
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+
+using conform::protocol::Profile;
+
+// ---------------------------------------------------------------------------------------------
+// conform profiles [--profile V] [--json]
+// ---------------------------------------------------------------------------------------------
+struct ProfilesOptions {
+  std::string profile;
+  bool as_json = false;
+};
+
+void printProfileText(const Profile& p) {
+  fmt::print("profile {} ({}): {} methods\n", p.version(), p.name(), p.methods().size());
+  fmt::print("  {:<45} {:<5} {:<12} {:<38} {:<38} {}\n", "method", "dir", "kind", "params", "result", "since");
+  for (const auto& m : p.methods())
+    fmt::print("  {:<45} {:<5} {:<12} {:<38} {:<38} {}\n", m.name, toString(m.direction), toString(m.kind),
+               m.params_type, m.result_type.empty() ? "-" : m.result_type, m.since);
+  auto limits = p.limits();
+  fmt::print("  limits and timers ({}):\n", limits.size());
+  for (const auto& l : limits)
+    fmt::print("    {:<34} {:>10} {:<10} {:<9} {}\n", l.name, l.value, l.unit, l.rule, l.section);
+}
+
+void addProfileJson(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w, const Profile& p) {
+  auto str = [&](std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  w.StartObject();
+  w.Key("version"); str(p.version());
+  w.Key("name"); str(p.name());
+  w.Key("methods");
+  w.StartArray();
+  for (const auto& m : p.methods()) {
+    w.StartObject();
+    w.Key("name"); str(m.name);
+    w.Key("direction"); str(toString(m.direction));
+    w.Key("kind"); str(toString(m.kind));
+    w.Key("params"); str(m.params_type);
+    w.Key("result");
+    if (m.result_type.empty()) w.Null(); else str(m.result_type);
+    w.Key("since"); str(m.since);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("limits");
+  w.StartArray();
+  for (const auto& l : p.limits()) {
+    w.StartObject();
+    w.Key("name"); str(l.name);
+    w.Key("value"); w.Uint64(l.value);
+    w.Key("unit"); str(l.unit);
+    w.Key("rule"); str(l.rule);
+    w.Key("section"); str(l.section);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+int runProfiles(const ProfilesOptions& opt) {
+  std::vector<const Profile*> selected;
+  if (opt.profile.empty()) {
+    for (const Profile* p : conform::protocol::allProfiles()) selected.push_back(p);
+  } else if (const Profile* p = conform::protocol::findProfile(opt.profile)) {
+    selected.push_back(p);
+  } else {
+    fmt::print(stderr, "conform profiles: unknown profile \"{}\" (known: 0.0.6, 0.0.4)\n", opt.profile);
+    return kExitUsage;
+  }
+  if (opt.as_json) {
+    rapidjson::StringBuffer sb;
+    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(sb);
+    w.SetIndent(' ', 2);
+    w.StartArray();
+    for (const Profile* p : selected) addProfileJson(w, *p);
+    w.EndArray();
+    fmt::print("{}\n", sb.GetString());
+  } else {
+    for (std::size_t i = 0; i < selected.size(); ++i) {
+      if (i) fmt::print("\n");
+      printProfileText(*selected[i]);
+    }
+  }
+  return kExitOk;
+}
+
+void addProfilesCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<ProfilesOptions>();
+  CLI::App* cmd = app.add_subcommand("profiles", "List protocol profiles: methods, limits and timers");
+  cmd->add_option("--profile", opt->profile, "Only this profile (0.0.6, 0.0.4, v006, v004)");
+  cmd->add_flag("--json", opt->as_json, "Machine-readable output");
+  cmd->callback([opt, &exit_code] { exit_code = runProfiles(*opt); });
+}
+
+// Later subcommands (check, check-engine, fuzz, replay, lint …) add one line here.
+using CommandRegistrar = void (*)(CLI::App&, int& exit_code);
+constexpr CommandRegistrar kCommands[] = {addProfilesCommand};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"conform — conformance and fuzzing toolkit for the cookie-agent extension protocol"};
+  app.set_version_flag("--version", std::string("conform ") + kConformVersion + " (protocol profiles 0.0.6, 0.0.4)");
+  app.require_subcommand(0, 1);
+  int exit_code = kExitOk;
+  for (CommandRegistrar add : kCommands) add(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);  // prints help/version/error text
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  if (app.get_subcommands().empty()) {
+    std::fputs(app.help().c_str(), stdout);
+    return kExitUsage;
+  }
+  return exit_code;
+}
