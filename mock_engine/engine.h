@@ -153,6 +153,9 @@ struct Session {
   bool stalled = false;
 };
 
+// JSON string literal (quoted, escaped) of `s`.
+std::string quoteJson(std::string_view s);
+
 class Engine {
  public:
   Engine(EngineConfig cfg, Host& host, clock::Clock& clk);

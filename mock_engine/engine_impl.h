@@ -144,7 +144,5 @@ struct Engine::Impl {
   std::string timestamp() const;
 };
 
-// JSON string literal (quoted, escaped) of `s`.
-std::string quoteJson(std::string_view s);
 
 }  // namespace conform::engine
