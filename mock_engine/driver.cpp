@@ -1,0 +1,273 @@
+// mock_engine/driver — see driver.h and docs/driver-protocol.md.
+#include "mock_engine/driver.h"
+
+#include <chrono>
+
+#include "core/json/json.h"
+
+namespace conform::engine {
+
+namespace {
+
+std::string b(bool v) { return v ? "true" : "false"; }
+
+std::string strList(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + quoteJson(v[i]);
+  return out + "]";
+}
+
+std::string pingJson(const PingStatus& p) {
+  const char* st = p.state == PingStatus::State::Ok ? "ok"
+                   : p.state == PingStatus::State::Failed ? "failed" : "pending";
+  return R"({"plugin":)" + quoteJson(p.plugin) + R"(,"state":")" + st + R"(","reason":)" +
+         quoteJson(p.reason) + "}";
+}
+
+// Driver-level error codes (docs/driver-protocol.md).
+constexpr int kInvalidParams = -32602;
+constexpr int kMethodNotFound = -32601;
+constexpr int kActionFailed = -32000;
+
+}  // namespace
+
+std::string statusJson(const PluginStatus& s) {
+  std::string diags = "{";
+  bool first = true;
+  for (auto& [k, n] : s.diagnostics) {
+    diags += (first ? "" : ",") + quoteJson(k) + ":" + std::to_string(n);
+    first = false;
+  }
+  diags += "}";
+  const auto& c = s.capabilities;
+  return R"({"plugin":)" + quoteJson(s.plugin) + R"(,"state":")" + toString(s.state) +
+         R"(","reason":)" + (s.reason ? quoteJson(*s.reason) : "null") + R"(,"tools":)" +
+         strList(s.tools) + R"(,"dropped_events":)" + std::to_string(s.dropped_events) +
+         R"(,"dropped_by_class":{"chunk":)" + std::to_string(s.dropped_by_class[0]) +
+         R"(,"ordinary":)" + std::to_string(s.dropped_by_class[1]) + R"(,"terminal":)" +
+         std::to_string(s.dropped_by_class[2]) + R"(},"diagnostics":)" + diags + R"(,"notes":)" +
+         strList(s.notes) + R"(,"epoch":)" + std::to_string(s.epoch) + R"(,"spawn_count":)" +
+         std::to_string(s.spawn_count) + R"(,"exit_status":)" +
+         (s.exit_status ? quoteJson(*s.exit_status) : "null") + R"(,"queued":)" +
+         std::to_string(s.queued) + R"(,"producer_enabled":)" + b(s.producer_enabled) +
+         R"(,"capabilities":{"tools":)" + b(c.tools) + R"(,"subscribe_events":)" +
+         b(c.subscribe_events) + R"(,"subscribe_bus":)" + b(c.subscribe_bus) +
+         R"(,"publish_bus":)" + b(c.publish_bus) + R"(,"publish_session_events":)" +
+         b(c.publish_session_events) + R"(,"producer_messaging":)" + b(c.producer_messaging) +
+         R"(,"intercept":)" + strList(c.intercept) + "}}";
+}
+
+std::string toolCallJson(const ToolCallStatus& c) {
+  return R"({"invocation_id":)" + quoteJson(c.invocation_id) + R"(,"session_id":)" +
+         quoteJson(c.session_id) + R"(,"tool":)" + quoteJson(c.tool) + R"(,"plugin":)" +
+         quoteJson(c.plugin) + R"(,"state":")" + toString(c.state) + R"(","reason":)" +
+         quoteJson(c.reason) + R"(,"context_id":)" + quoteJson(c.context_id) + R"(,"resource":)" +
+         (c.resource ? quoteJson(*c.resource) : "null") + R"(,"permission_resource":)" +
+         quoteJson(c.permission_resource) + R"(,"output":)" +
+         (c.output ? json::compact(*c.output) : "null") + R"(,"display":)" +
+         (c.display ? quoteJson(*c.display) : "null") + R"(,"is_error":)" + b(c.is_error) +
+         R"(,"incomplete":)" + b(c.incomplete) + "}";
+}
+
+Driver::Driver(Engine& engine, clock::VirtualClock* vclock, std::function<void(std::string)> send)
+    : engine_(engine), vclock_(vclock), send_(std::move(send)) {
+  engine_.setToolCallDone([this](const ToolCallStatus& c) {
+    auto it = waiting_calls_.find(c.invocation_id);
+    if (it == waiting_calls_.end()) return;
+    std::string id = it->second;
+    waiting_calls_.erase(it);
+    reply(id, toolCallJson(c));
+  });
+  engine_.setPingDone([this](std::uint64_t h, const PingStatus& p) {
+    auto it = waiting_pings_.find(h);
+    if (it == waiting_pings_.end()) return;
+    std::string id = it->second;
+    waiting_pings_.erase(it);
+    reply(id, pingJson(p));
+  });
+}
+
+void Driver::reply(const std::string& id, const std::string& result) {
+  send_(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":)" + result + "}");
+}
+
+void Driver::error(const std::string& id, int code, const std::string& message) {
+  send_(R"({"jsonrpc":"2.0","id":)" + id + R"(,"error":{"code":)" + std::to_string(code) +
+        R"(,"message":)" + quoteJson(message) + "}}");
+}
+
+void Driver::poll() {
+  if (!waiting_shutdown_.empty() && engine_.shutdownComplete()) {
+    std::string id = std::move(waiting_shutdown_);
+    waiting_shutdown_.clear();
+    reply(id, "{}");
+    quit_ = true;
+  }
+}
+
+void Driver::onFrame(std::string_view frame) {
+  auto parsed = json::parse(frame);
+  if (!parsed || !parsed->doc.IsObject()) {
+    error("null", -32700, "driver request is not a JSON object");
+    return;
+  }
+  const json::Value& msg = parsed->doc;
+  const json::Value* idv = json::member(msg, "id");
+  auto method = json::stringMember(msg, "method");
+  if (!method) return error(idv ? json::compact(*idv) : "null", -32600, "request without method");
+  if (!idv) return;  // notifications are ignored
+  std::string id = json::compact(*idv);
+  static const json::Value kEmpty(rapidjson::kObjectType);
+  const json::Value* pp = json::member(msg, "params");
+  const json::Value& p = pp && pp->IsObject() ? *pp : kEmpty;
+  auto sparam = [&](const char* k) { return std::string(json::stringMember(p, k).value_or("")); };
+  auto flag = [&](const char* k) {
+    const json::Value* v = json::member(p, k);
+    return v && v->IsBool() && v->GetBool();
+  };
+  std::string m(*method);
+
+  if (m == "engine.status") {
+    std::string out = R"({"shutting_down":)" + b(engine_.shuttingDown()) + R"(,"virtual_clock":)" +
+                      b(vclock_ != nullptr) + R"(,"plugins":[)";
+    auto all = engine_.statuses();
+    for (std::size_t i = 0; i < all.size(); ++i) out += (i ? "," : "") + statusJson(all[i]);
+    return reply(id, out + "]}");
+  }
+  if (m == "plugin.status") {
+    auto s = engine_.status(sparam("plugin"));
+    if (!s) return error(id, kInvalidParams, "unknown plugin `" + sparam("plugin") + "`");
+    return reply(id, statusJson(*s));
+  }
+  if (m == "session.create") {
+    const json::Value* pv = json::member(p, "persisted");
+    bool persisted = !(pv && pv->IsFalse());
+    return reply(id, R"({"session_id":)" + quoteJson(engine_.createSession(persisted)) + "}");
+  }
+  if (m == "session.persist") {
+    auto r = engine_.persistSession(sparam("session_id"));
+    return r ? reply(id, "{}") : error(id, kInvalidParams, r.error());
+  }
+  if (m == "session.stall") {
+    auto r = engine_.setSessionStalled(sparam("session_id"), flag("stalled"));
+    return r ? reply(id, "{}") : error(id, kInvalidParams, r.error());
+  }
+  if (m == "session.events") {
+    const Session* s = engine_.session(sparam("session_id"));
+    if (!s) return error(id, kInvalidParams, "unknown session");
+    std::string out = R"({"events":[)";
+    bool first = true;
+    for (auto& r : s->log) {
+      out += std::string(first ? "" : ",") + R"({"seq":)" + std::to_string(r.seq) +
+             R"(,"timestamp":)" + quoteJson(r.timestamp) + R"(,"source_plugin":)" +
+             quoteJson(r.source_plugin) + R"(,"event":)" + *r.payload + "}";
+      first = false;
+    }
+    return reply(id, out + "]}");
+  }
+  if (m == "session.set_permissions") {
+    std::vector<PermissionRule> rules;
+    const json::Value* rv = json::member(p, "rules");
+    if (rv && rv->IsObject()) {
+      for (auto& r : rv->GetObject()) {
+        std::string d = r.value.IsString() ? r.value.GetString() : "";
+        Decision dec = d == "allow" ? Decision::Allow : d == "ask" ? Decision::Ask : Decision::Deny;
+        if (d != "allow" && d != "ask" && d != "deny")
+          return error(id, kInvalidParams, "rules values are \"allow\", \"ask\" or \"deny\"");
+        rules.push_back({"plugin", r.name.GetString(), dec});
+      }
+    }
+    engine_.setSessionPermissions(sparam("session_id"), std::move(rules));
+    return reply(id, "{}");
+  }
+  if (m == "event.produce") {
+    std::string cls = sparam("class");
+    RecordClass rc = cls == "chunk" ? RecordClass::Chunk
+                     : cls == "terminal" ? RecordClass::Terminal : RecordClass::Ordinary;
+    if (cls != "chunk" && cls != "ordinary" && cls != "terminal")
+      return error(id, kInvalidParams, "class must be chunk, ordinary or terminal");
+    const json::Value* cv = json::member(p, "count");
+    std::uint64_t count = cv && cv->IsUint64() ? cv->GetUint64() : 1;
+    std::uint64_t first = 0, last = 0;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      auto r = engine_.produceEvent(sparam("session_id"), rc);
+      if (!r) return error(id, kInvalidParams, r.error());
+      if (i == 0) first = *r;
+      last = *r;
+    }
+    return reply(id, R"({"first_seq":)" + std::to_string(first) + R"(,"last_seq":)" +
+                         std::to_string(last) + "}");
+  }
+  if (m == "event.append") {
+    const json::Value* ev = json::member(p, "event");
+    if (!ev) return error(id, kInvalidParams, "params.event is required");
+    auto r = engine_.appendEvent(sparam("session_id"), *ev);
+    return r ? reply(id, R"({"seq":)" + std::to_string(*r) + "}") : error(id, kInvalidParams, r.error());
+  }
+  if (m == "tool.call") {
+    const json::Value* args = json::member(p, "arguments");
+    static const json::Value kNoArgs(rapidjson::kObjectType);
+    auto r = engine_.callTool(sparam("session_id"), sparam("tool"), args ? *args : kNoArgs);
+    if (!r) return error(id, kInvalidParams, r.error());
+    const ToolCallStatus* c = engine_.toolCall(*r);
+    if (flag("wait") && c->state == CallState::Pending) {
+      waiting_calls_[*r] = id;
+      return;
+    }
+    return reply(id, toolCallJson(*c));
+  }
+  if (m == "tool.status" || m == "tool.cancel") {
+    if (m == "tool.cancel") engine_.cancelToolCall(sparam("invocation_id"));
+    const ToolCallStatus* c = engine_.toolCall(sparam("invocation_id"));
+    if (!c) return error(id, kInvalidParams, "unknown invocation_id");
+    return reply(id, toolCallJson(*c));
+  }
+  if (m == "tools.visible") {
+    return reply(id, R"({"tools":)" + strList(engine_.visibleTools(sparam("session_id"))) + "}");
+  }
+  if (m == "mcp.claim") {
+    engine_.claimMcpTool(sparam("name"));
+    return reply(id, "{}");
+  }
+  if (m == "plugin.ping") {
+    auto h = engine_.ping(sparam("plugin"));
+    const PingStatus* ps = engine_.pingStatus(h);
+    if (flag("wait") && ps->state == PingStatus::State::Pending) {
+      waiting_pings_[h] = id;
+      return;
+    }
+    return reply(id, pingJson(*ps));
+  }
+  if (m == "plugin.inject") {
+    std::string bytes = sparam("bytes");
+    if (!flag("raw")) bytes += "\n";
+    return engine_.injectBytes(sparam("plugin"), bytes)
+               ? reply(id, "{}")
+               : error(id, kActionFailed, "plugin has no live connection");
+  }
+  if (m == "clock.advance") {
+    if (!vclock_) return error(id, kActionFailed, "the engine runs on the real clock (start it with --virtual-clock)");
+    const json::Value* ms = json::member(p, "ms");
+    if (!ms || !ms->IsUint64()) return error(id, kInvalidParams, "params.ms must be a non-negative integer");
+    vclock_->advance(std::chrono::milliseconds(ms->GetUint64()));
+    engine_.tick();
+    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(vclock_->now().time_since_epoch());
+    return reply(id, R"({"now_ms":)" + std::to_string(now.count()) + "}");
+  }
+  if (m == "diagnostics.flush") {
+    engine_.flushDiagnostics();
+    return reply(id, "{}");
+  }
+  if (m == "engine.shutdown") {
+    engine_.shutdown();
+    if (flag("wait") && !engine_.shutdownComplete()) {
+      waiting_shutdown_ = id;
+      return;
+    }
+    quit_ = engine_.shutdownComplete();
+    return reply(id, "{}");
+  }
+  error(id, kMethodNotFound, "unknown driver method `" + m + "`");
+}
+
+}  // namespace conform::engine
