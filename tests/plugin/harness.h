@@ -1,0 +1,82 @@
+// tests/plugin/harness — drives a PluginServer in-process on a VirtualClock, playing the engine
+// side by hand: frames in, frames out, no IO, no sleeps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/clock/clock.h"
+#include "mock_plugin/sdk.h"
+#include "mock_plugin/sdk_json.h"
+
+namespace conform::plugin::test {
+
+inline const char* kInit006 =
+    R"({"jsonrpc":"2.0","id":1,"method":"plugin/initialize","params":{"protocol_version":"0.0.6","engine_version":"t","capabilities":{"ping":true,"shutdown":true,"tools":true,"event_streaming":true,"event_publishing":true,"interception":true,"producer_messaging":true}}})";
+inline const char* kInit004 =
+    R"({"jsonrpc":"2.0","id":1,"method":"plugin/initialize","params":{"protocol_version":"0.0.4","engine_version":"t","capabilities":{"ping":true,"shutdown":true,"tools":true,"event_streaming":true,"event_publishing":true,"interception":true}}})";
+inline const char* kSession = "0191c0de-0000-7000-8000-000000000001";
+
+struct Engine {
+  clock::VirtualClock clk;
+  std::unique_ptr<PluginServer> srv;
+  std::vector<std::string> logs;
+
+  explicit Engine(PluginBuilder b) {
+    auto r = b.build(clk);
+    if (!r) throw std::runtime_error(r.error());
+    srv = std::move(r.value());
+    srv->setLogSink([this](std::string_view l) { logs.emplace_back(l); });
+  }
+  void send(std::string_view frame) {
+    srv->receiveFrame(frame);
+    srv->process();
+  }
+  void advance(clock::Duration d) {
+    clk.advance(d);
+    srv->process();
+  }
+  std::vector<json::Document> drain() {
+    std::vector<json::Document> out;
+    while (auto f = srv->popOutbound()) out.push_back(sj::parseOrNull(*f));
+    return out;
+  }
+  std::vector<std::string> drainText() {
+    std::vector<std::string> out;
+    while (auto f = srv->popOutbound()) out.push_back(*f);
+    return out;
+  }
+  json::Document handshake(const char* init = kInit006) {
+    send(init);
+    auto out = drain();
+    if (out.size() != 1) throw std::runtime_error("no initialize answer");
+    return std::move(out[0]);
+  }
+  bool logged(std::string_view needle) const {
+    for (const auto& l : logs)
+      if (l.find(needle) != std::string::npos) return true;
+    return false;
+  }
+};
+
+inline std::string toolCall(int id, std::string_view tool, std::string_view args, std::string_view ctx = "ctx-t") {
+  return std::string(R"({"jsonrpc":"2.0","id":)") + std::to_string(id) +
+         R"(,"method":"plugin/tools/call","params":{"tool":")" + std::string(tool) + R"(","session_id":")" + kSession +
+         R"(","context_id":")" + std::string(ctx) + R"(","invocation_id":"inv-)" + std::to_string(id) +
+         R"(","arguments":)" + std::string(args) + R"(,"resource":null}})";
+}
+inline std::string event(int seq, std::string_view ctx = "ctx-e", std::string_view type = "run_started") {
+  return std::string(R"({"jsonrpc":"2.0","method":"plugin/event","params":{"session_id":")") + kSession +
+         R"(","context_id":")" + std::string(ctx) + R"(","seq":)" + std::to_string(seq) + R"(,"event":{"type":")" +
+         std::string(type) + R"("},"timestamp":"2026-01-01T00:00:00Z"}})";
+}
+inline std::string method(const json::Value& m) {
+  const json::Value* v = sj::member(m, "method");
+  return v && v->IsString() ? v->GetString() : "";
+}
+inline const json::Value* at(const json::Value& m, const char* a, const char* b = nullptr) {
+  const json::Value* v = sj::member(m, a);
+  return (v && b) ? sj::member(*v, b) : v;
+}
+
+}  // namespace conform::plugin::test
