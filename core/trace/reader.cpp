@@ -24,7 +24,7 @@
 namespace conform::trace {
 namespace {
 
-// Read block size: large enough that syscalls are rare, small next to the 12 MiB line cap.
+// Read block size: large enough that syscalls are rare, small next to the ~24 MiB line cap.
 constexpr std::size_t kReadChunk = 1u << 20;
 // The Document's first pool block lives inside the reader, so ordinary lines never call malloc.
 constexpr std::size_t kPoolBytes = 64u * 1024u;
@@ -83,8 +83,9 @@ std::size_t findFrameStart(std::string_view s) {
     ws();
     if (i >= s.size() || s[i] != ':') return std::string_view::npos;
     ++i;
-    ws();
+    // Everything after the colon is frame bytes: a frame may begin with whitespace of its own.
     if (key == "frame") return i;
+    ws();
     i = skipValue(s, i);
     if (i == std::string_view::npos) return i;
     ws();
@@ -264,7 +265,7 @@ struct TraceReader::Impl {
     bool terminated = true;
     switch (nextLine(line, terminated)) {
       case LineStatus::End: line_no = 1; return fail("empty file (no header line)");
-      case LineStatus::TooLong: line_no = 1; return fail("line longer than the 12 MiB cap");
+      case LineStatus::TooLong: line_no = 1; return fail("line longer than the " + std::to_string(kMaxLineBytes) + "-byte cap");
       case LineStatus::IoError: return unexpected(*sticky);
       case LineStatus::Ok: break;
     }

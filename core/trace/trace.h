@@ -39,10 +39,11 @@ namespace conform::trace {
 // The format version this code reads and writes (header member "conform_trace").
 inline constexpr int kTraceVersion = 1;
 
-// Frames are at most 4 MiB (FRAME-06/07, PROTOCOL §2); their escaped forms (text: up to 6 bytes per
-// control byte; b64: 4/3) plus the event's other members stay below this. Longer lines are refused
-// with a clear error instead of growing memory without bound on a corrupt or hostile file.
-inline constexpr std::size_t kMaxLineBytes = 12u * 1024u * 1024u;
+// Frames are at most 4,194,304 bytes (FRAME-06/07, PROTOCOL §2). The longest line a writer can
+// produce is a "text" event of a 4 MiB frame of control bytes, each escaped as \u00XX (6 bytes), plus
+// the event's other members; b64 needs only 4/3. Longer lines are refused with a clear error instead
+// of growing memory without bound on a corrupt or hostile file.
+inline constexpr std::size_t kMaxLineBytes = 6u * 4'194'304u + 64u * 1024u;
 
 // The reader parses each line with the same hardening as core/json parse(): depth cap (the frame
 // sits one level below the line object, hence +1), UTF-8 validation, non-finite numbers rejected.
