@@ -290,6 +290,7 @@ class EmitMonitor : public Monitor {
                  "emit results are missing, extra or out of order (the name does not echo the next emit)",
                  fmt::format("name \"{}\" (emit at line {})", e.name, e.line), fmt::format("name \"{}\"", name), ev);
       pending_.clear();  // correlation is lost; judging further results would only repeat this
+      pending_overflow_ = true;
       return;
     }
     const protocol::Profile& prof = s.effectiveProfile();
