@@ -317,11 +317,11 @@ struct ProducerRig {
 }  // namespace
 
 TEST_CASE("SDK-09 SDK-10 a producer handle stays usable after its callback and returns the receipt", "[sdk][producer]") {
+  std::optional<Result<std::string>> receipt;
   ProducerRig rig;
   REQUIRE(rig.handle->has_value());
   auto key = IdempotencyKey::make("job-1");
   REQUIRE(key);
-  std::optional<Result<std::string>> receipt;
   (*rig.handle)->queue("body", "compact", key.value(), [&](Result<std::string> r) { receipt = std::move(r); });
   auto out = rig.e->drain();
   REQUIRE(out.size() == 1);
@@ -343,16 +343,16 @@ TEST_CASE("PROD-11 PROD-12 keys and descriptions are validated before anything i
   CHECK(checkDescription(std::string(1025, 'd')));
   CHECK(checkDescription("   "));
   CHECK(checkDescription("a\nb"));
-  ProducerRig rig;
   std::optional<Result<std::string>> r;
+  ProducerRig rig;
   (*rig.handle)->steer("b", "   ", IdempotencyKey::make("k").value(), [&](Result<std::string> x) { r = std::move(x); });
   CHECK(rig.e->drain().empty());
   CHECK(r->error().kind == ErrorKind::InvalidArgument);
 }
 
 TEST_CASE("SDK-12 PROD-25 unregister can be retried after a rejection; dropping a handle sends nothing", "[sdk][producer]") {
+  std::vector<Result<Ok>> results;  // outlives the rig: teardown fails pending calls into it
   ProducerRig rig;
-  std::vector<Result<Ok>> results;
   (*rig.handle)->unregister([&](Result<Ok> r) { results.push_back(std::move(r)); });
   auto out = rig.e->drain();
   REQUIRE(out.size() == 1);
@@ -379,8 +379,8 @@ TEST_CASE("SDK-13 discard works after unregister and by receipt without a regist
 }
 
 TEST_CASE("SDK-23 SHUT-09 a disconnect fails pending producer calls with TransportClosed", "[sdk][producer]") {
-  ProducerRig rig;
   std::optional<Result<std::string>> r;
+  ProducerRig rig;
   (*rig.handle)->steer("b", "d", IdempotencyKey::make("k").value(), [&](Result<std::string> x) { r = std::move(x); });
   rig.e->drain();
   rig.e->send(R"({"jsonrpc":"2.0","method":"plugin/shutdown","params":{}})");
