@@ -937,7 +937,7 @@ class MemoryChannel final : public ChannelBase {
     return true;
   }
   bool flush(SteadyTime deadline) override {
-    while (pendingWriteBytes() > 0 && r_.impl().runOne(deadline)) {
+    while (pendingWriteBytes() > 0 && !gone_ && r_.impl().runOne(deadline)) {
     }
     return pendingWriteBytes() == 0;
   }
