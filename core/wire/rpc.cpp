@@ -589,6 +589,11 @@ std::optional<std::int64_t> IdAllocator::peek() const {
 // ReplyOnce
 // ---------------------------------------------------------------------------------------------
 
+std::optional<ReplyOnce> ReplyOnce::forRequest(const Message& m, FrameSink sink) {
+  if (!m.isRequest()) return std::nullopt;
+  return ReplyOnce(m.id, std::string(m.method), std::move(sink));
+}
+
 ReplyOnce::ReplyOnce(ReplyOnce&& o) noexcept
     : id_(std::move(o.id_)), method_(std::move(o.method_)), sink_(std::move(o.sink_)), pending_(o.pending_) {
   o.pending_ = false;

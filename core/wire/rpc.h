@@ -370,6 +370,9 @@ class ReplyOnce {
  public:
   ReplyOnce(RpcId id, std::string method, FrameSink sink)
       : id_(std::move(id)), method_(std::move(method)), sink_(std::move(sink)) {}
+  // The reply obligation of a decoded message: nullopt unless it is a request, because
+  // notifications never receive a response (RPC-16).
+  static std::optional<ReplyOnce> forRequest(const Message& m, FrameSink sink);
   ReplyOnce(ReplyOnce&& o) noexcept;
   ReplyOnce& operator=(ReplyOnce&& o) noexcept;
   ReplyOnce(const ReplyOnce&) = delete;

@@ -348,3 +348,24 @@ TEST_CASE("RPC-13 error code constants match PROTOCOL section 19", "[rpc]") {
   for (std::int32_t c = kProducerCodeFirst; c <= kProducerCodeLast; ++c)
     CHECK(std::string(errorCodeName(c)) != "unknown");
 }
+
+TEST_CASE("RPC-16 notifications and responses carry no reply obligation", "[rpc][reply]") {
+  std::vector<std::string> sent;
+  auto sink = [&](std::string f) { sent.push_back(std::move(f)); };
+  auto n = decodeMessage(R"({"jsonrpc":"2.0","method":"plugin/event","params":{}})");
+  auto r = decodeMessage(R"({"jsonrpc":"2.0","id":1,"result":{}})");
+  auto q = decodeMessage(R"({"jsonrpc":"2.0","id":"q","method":"plugin/ping","params":{}})");
+  REQUIRE(n);
+  REQUIRE(r);
+  REQUIRE(q);
+  CHECK_FALSE(ReplyOnce::forRequest(*n, sink));
+  CHECK_FALSE(ReplyOnce::forRequest(*r, sink));
+  {
+    auto reply = ReplyOnce::forRequest(*q, sink);
+    REQUIRE(reply);
+    CHECK(reply->method() == "plugin/ping");
+    CHECK(reply->replyRaw("{}"));
+  }
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0] == R"({"jsonrpc":"2.0","id":"q","result":{}})");
+}
