@@ -31,16 +31,18 @@ inline constexpr std::size_t kMaxFrameBytes = 4'194'304;
 struct FrameEvent {
   enum class Kind {
     Frame,        // bytes: the frame without LF (and without the stripped CR)
-    Oversized,    // the frame passed the limit; bytes: its first kOversizedKeep bytes
+    Oversized,    // the frame passed the limit; bytes: its first min(kOversizedKeep, max+1) bytes
     InvalidUtf8,  // bytes: the whole frame as received (without LF/CR)
     Eof,          // end of stream; always the last event
   };
   Kind kind = Kind::Frame;
   std::string bytes;
-  bool had_cr = false;          // a CR was stripped before the LF
+  bool had_cr = false;          // a CR was stripped before the LF (or before EOF, FRAME-09)
   bool unterminated = false;    // Frame/InvalidUtf8 ended by EOF instead of LF (FRAME-09)
   std::uint64_t offset = 0;     // stream offset of the frame's first byte
-  std::uint64_t size = 0;       // bytes before the LF (CR counted); for Oversized: bytes seen so far
+  // Bytes before the LF (CR counted). For Oversized: max_frame + 1, the count at which the limit
+  // was passed (the same whatever the read sizes; the rest of the frame is skipped unseen).
+  std::uint64_t size = 0;
   std::size_t utf8_error_at = 0;  // InvalidUtf8: offset of the first bad byte within the frame
 };
 
