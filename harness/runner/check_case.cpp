@@ -1,0 +1,401 @@
+// harness/runner/check_case — one case in role engine: setup, the engine's Host and Observer, the
+// I/O pump, and the verdict (expectations + monitors). The step interpreter is check_steps.cpp.
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/rules/lint.h"
+#include "harness/runner/check_case_impl.h"
+#include "reports/rule_catalog.h"
+
+namespace conform::runner {
+
+// The engine waits this much beyond the plugin's startup timeout for the handshake outcome (the
+// engine's own timer decides; this is only a backstop against a harness bug).
+constexpr std::chrono::milliseconds kHandshakeSlack{1000};
+// After the steps the engine shuts down (SHUT-01…03) and we wait this much beyond its grace.
+constexpr std::chrono::milliseconds kShutdownSlack{1500};
+
+std::string defaultPluginName(const std::vector<std::string>& argv) {
+  if (argv.empty()) return "plugin";
+  std::string s = argv[0];
+  auto slash = s.find_last_of('/');
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  return s.empty() ? "plugin" : s;
+}
+
+std::string caseRule(const dsl::Case& c) { return c.rules.empty() ? c.id : c.rules.front(); }
+
+namespace detail {
+
+CaseRunner::CaseRunner(const dsl::Case& c, const Target& t) : case_(c), target_(t), rule_(caseRule(c)) {}
+
+CaseRunner::~CaseRunner() {
+  for (auto& [id, ch] : chans_) ch->close(false);  // kill and reap, bounded (core/wire)
+}
+
+bool CaseRunner::configure(std::string& error) {
+  cfg_.protocol_version = target_.profile;
+  engine::PluginConfig p;
+  p.name = target_.name.empty() ? defaultPluginName(target_.argv) : target_.name;
+  p.command = target_.argv.at(0);
+  p.args.assign(target_.argv.begin() + 1, target_.argv.end());
+  for (const auto& [k, v] : case_.config) {
+    auto ms = [&](std::uint64_t& dst) {
+      std::uint64_t n = 0;
+      auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n == 0) {
+        error = fmt::format("{}: config {}: expected a positive number of milliseconds, found `{}`", case_.loc.str(), k, v);
+        return false;
+      }
+      dst = n;
+      return true;
+    };
+    if (k == "engine_version") cfg_.engine_version = v;
+    else if (k == "startup_timeout_ms") { if (!ms(p.startup_timeout_ms)) return false; }
+    else if (k == "shutdown_grace_ms") { if (!ms(p.shutdown_grace_ms)) return false; }
+    else if (k == "interception_timeout_ms") { if (!ms(p.interception_timeout_ms)) return false; }
+    else if (k == "tool_timeout_ms") { if (!ms(p.tool_timeout_ms)) return false; }
+    else if (k == "producer_messaging") { p.producer_messaging = v == "true"; cfg_.producer_handler = v == "true"; }
+    else {
+      error = fmt::format("{}: unknown config key `{}` (engine_version, startup_timeout_ms, shutdown_grace_ms, "
+                          "interception_timeout_ms, tool_timeout_ms, producer_messaging)", case_.loc.str(), k);
+      return false;
+    }
+  }
+  cfg_.plugins.push_back(std::move(p));
+  return true;
+}
+
+// ---- engine::Host ----------------------------------------------------------------------------
+
+bool CaseRunner::spawn(engine::ConnId conn, const engine::PluginConfig& cfg, std::string& error) {
+  wire::SpawnOptions o;
+  o.program = cfg.command;
+  o.args = cfg.args;
+  o.env = cfg.env;  // LIFE-06: exactly the configured variables
+  o.cwd = cfg.cwd;
+  wire::SpawnError err;
+  auto ch = wire::spawnProcess(reactor_, o, &err);
+  if (!ch) {
+    error = err.message;
+    return false;
+  }
+  chans_[conn] = std::move(ch);
+  conn_ = conn;
+  stdin_closed_ = false;
+  if (tw_) tw_->note(fmt::format("spawn {} (connection {})", cfg.command, conn));
+  return true;
+}
+
+void CaseRunner::write(engine::ConnId conn, std::string_view bytes) {
+  auto it = chans_.find(conn);
+  if (it == chans_.end()) return;
+  if (drop_next_reply_ && !injecting_) {
+    // fault drop-reply: the engine's next response to a plugin request is never written.
+    auto m = json::parse(bytes.substr(0, bytes.size() ? bytes.size() - 1 : 0));
+    if (m && m->doc.IsObject() && !json::member(m->doc, "method")) {
+      drop_next_reply_ = false;
+      if (tw_) tw_->note("fault drop-reply: dropped the engine's response " + std::string(bytes.substr(0, 200)));
+      return;
+    }
+  }
+  (void)it->second->write(bytes);
+}
+
+bool CaseRunner::writable(engine::ConnId conn) {
+  auto it = chans_.find(conn);
+  return it != chans_.end() && it->second->pendingWriteBytes() < engine::kChannelBacklogBytes;
+}
+
+void CaseRunner::closeStdin(engine::ConnId conn) {
+  auto it = chans_.find(conn);
+  if (it == chans_.end()) return;
+  it->second->closeWrite(false);
+  if (conn == conn_) stdin_closed_ = true;
+  if (tw_) tw_->eof(trace::Dir::EngineToPlugin);
+}
+
+void CaseRunner::kill(engine::ConnId conn) {
+  auto it = chans_.find(conn);
+  if (it == chans_.end()) return;
+  it->second->close(false);  // process group SIGKILL + bounded reap
+  if (tw_) tw_->note("engine killed the plugin process group");
+  // The Exited event is queued by the channel; dispatch() reports it.
+}
+
+// ---- engine::Observer ------------------------------------------------------------------------
+
+void CaseRunner::onFrame(const std::string&, engine::ConnId, engine::Direction d, std::string_view frame,
+                         clock::TimePoint) {
+  // Plugin frames are traced from the channel (with CR/unterminated flags); injected bytes by inject().
+  if (d != engine::Direction::ToPlugin || injecting_ || !tw_) return;
+  tw_->frame(trace::Dir::EngineToPlugin, frame);
+}
+
+void CaseRunner::onLifecycle(const std::string&, engine::ConnId, std::string_view kind, std::string_view detail,
+                             clock::TimePoint) {
+  if (!tw_) return;
+  if (kind == "state" || kind == "spawn_failed" || kind == "frame_error")
+    tw_->note(fmt::format("engine {}: {}", kind, detail));
+}
+
+// ---- plumbing ---------------------------------------------------------------------------------
+
+wire::Channel* CaseRunner::channel() {
+  auto it = chans_.find(conn_);
+  return it == chans_.end() ? nullptr : it->second.get();
+}
+
+void CaseRunner::inject(std::string_view bytes, bool is_frame) {
+  if (tw_) {
+    if (is_frame && bytes.size() && bytes.back() == '\n') tw_->frame(trace::Dir::EngineToPlugin, bytes.substr(0, bytes.size() - 1));
+    else tw_->raw(trace::Dir::EngineToPlugin, bytes);
+  }
+  injecting_ = true;
+  bool ok = eng_->injectBytes(cfg_.plugins[0].name, bytes);
+  injecting_ = false;
+  if (!ok) {
+    // No live connection in the engine's view (e.g. after a fault): write to the channel directly.
+    if (auto* ch = channel(); ch && !stdin_closed_) (void)ch->write(bytes);
+    else if (tw_) tw_->note("write skipped: the plugin's stdin is closed");
+  }
+}
+
+void CaseRunner::dispatch() {
+  for (auto& [conn, ch] : chans_) {
+    while (auto ev = ch->poll()) {
+      using K = wire::ChannelEvent::Kind;
+      switch (ev->kind) {
+        case K::Frame:
+        case K::FrameError: {
+          if (conn == conn_) {
+            if (tw_) tw_->frameEvent(trace::Dir::PluginToEngine, ev->frame);
+            Inbound in;
+            in.line = traceLine();
+            in.raw = ev->frame.bytes;
+            if (ev->frame.kind == wire::FrameEvent::Kind::Frame) {
+              auto p = json::parse(in.raw);
+              if (p) {
+                in.doc = std::make_shared<json::Document>(std::move(p->doc));
+                if (in.doc->IsObject()) {
+                  auto method = json::stringMember(*in.doc, "method");
+                  bool has_id = json::member(*in.doc, "id") != nullptr;
+                  if (method) {
+                    in.method = std::string(*method);
+                    in.msg = has_id ? dsl::MsgKind::Request : dsl::MsgKind::Notify;
+                  } else {
+                    in.msg = json::member(*in.doc, "error") ? dsl::MsgKind::Error : dsl::MsgKind::Response;
+                  }
+                }
+              }
+            }
+            inbox_.push_back(std::move(in));
+          }
+          eng_->onFrameEvent(conn, ev->frame);
+          break;
+        }
+        case K::Stderr:
+          if (tw_ && conn == conn_) tw_->stderrLine(ev->text);
+          eng_->onStderr(conn, ev->text);
+          break;
+        case K::Eof:
+          if (conn == conn_) {
+            if (tw_) tw_->eof(trace::Dir::PluginToEngine);
+            Inbound in;
+            in.kind = Inbound::Kind::Eof;
+            in.line = traceLine();
+            inbox_.push_back(std::move(in));
+          }
+          eng_->onStdoutEof(conn);
+          break;
+        case K::Exited:
+          if (!exit_reported_[conn]) {
+            exit_reported_[conn] = true;
+            if (conn == conn_) {
+              if (tw_) {
+                if (ev->status.signaled) tw_->exitSignal(ev->status.signal);
+                else tw_->exitCode(ev->status.code);
+              }
+              Inbound in;
+              in.kind = Inbound::Kind::Exit;
+              in.status = ev->status;
+              in.line = traceLine();
+              inbox_.push_back(std::move(in));
+            }
+            eng_->onExited(conn, ev->status.str());
+          }
+          break;
+        case K::WriteFailed:
+          if (tw_ && conn == conn_) tw_->note("write failed: " + ev->text);
+          break;
+      }
+    }
+    if (writable(conn)) eng_->onWritable(conn);
+  }
+  eng_->tick();
+}
+
+template <class Pred>
+bool CaseRunner::pumpUntil(wire::SteadyTime deadline, Pred pred) {
+  while (true) {
+    dispatch();
+    if (pred()) return true;
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    auto wake = deadline;
+    // The engine's next timer, converted from offset-clock time to real time.
+    auto next = eng_->nextDeadline();
+    if (next != clock::TimePoint::max()) {
+      auto real = wire::SteadyTime(std::chrono::duration_cast<wire::SteadyTime::duration>(
+          (next - clk_.offset()).time_since_epoch()));
+      if (real < wake) wake = std::max(real, now);
+    }
+    reactor_.waitAny(wake);
+  }
+}
+
+void CaseRunner::pumpFor(std::chrono::milliseconds d) {
+  pumpUntil(wire::deadlineIn(d), [] { return false; });
+}
+
+std::string CaseRunner::recentInbound(std::size_t n) const {
+  std::string out;
+  std::size_t start = inbox_.size() > n ? inbox_.size() - n : 0;
+  for (std::size_t i = start; i < inbox_.size(); ++i) {
+    const Inbound& in = inbox_[i];
+    if (!out.empty()) out += "; ";
+    switch (in.kind) {
+      case Inbound::Kind::Frame: out += fmt::format("line {}: {}", in.line, reports::shortenEvidence(in.raw, 160)); break;
+      case Inbound::Kind::Eof: out += fmt::format("line {}: stdout EOF", in.line); break;
+      case Inbound::Kind::Exit: out += fmt::format("line {}: {}", in.line, in.status.str()); break;
+    }
+  }
+  return out.empty() ? "nothing from the plugin" : out;
+}
+
+std::optional<std::string> CaseRunner::notApplicable() const {
+  auto st = eng_->status(cfg_.plugins[0].name);
+  if (!st) return std::nullopt;
+  const auto& cap = st->capabilities;
+  for (const dsl::Need& n : case_.needs) {
+    switch (n.kind) {
+      case dsl::Need::Kind::Tool:
+        if (st->tools.empty()) return std::string("the plugin declares no tool");
+        break;
+      case dsl::Need::Kind::Hook:
+        if (std::find(cap.intercept.begin(), cap.intercept.end(), n.name) == cap.intercept.end())
+          return fmt::format("the plugin does not intercept {}", n.name);
+        break;
+      case dsl::Need::Kind::Capability: {
+        const std::map<std::string, bool> known = {
+            {"tools", cap.tools}, {"resources", cap.resources}, {"subscribe_events", cap.subscribe_events},
+            {"subscribe_bus", cap.subscribe_bus}, {"publish_bus", cap.publish_bus},
+            {"publish_session_events", cap.publish_session_events}, {"producer_messaging", cap.producer_messaging},
+            {"producer", st->producer_enabled}};
+        auto it = known.find(n.name);
+        if (it == known.end()) return std::nullopt;  // reported as an error by run()
+        if (!it->second) return fmt::format("the handshake does not declare {}", n.name);
+        break;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void CaseRunner::finish() {
+  if (!eng_) return;
+  // Engine shutdown (SHUT-01…03): conform plays a conforming engine to the end of the case.
+  eng_->shutdown();
+  auto grace = std::chrono::milliseconds(cfg_.plugins[0].shutdown_grace_ms);
+  pumpUntil(wire::deadlineIn(grace + kShutdownSlack), [&] { return eng_->shutdownComplete(); });
+  for (auto& [id, ch] : chans_) ch->close(false);
+  dispatch();
+}
+
+CaseRun CaseRunner::run() {
+  CaseRun out;
+  out.result = reports::newCase(case_.id, case_.title, case_.rules);
+  auto t0 = std::chrono::steady_clock::now();
+  trace::TraceHeader hdr;
+  hdr.profile = target_.profile;
+  hdr.role = "engine";
+  hdr.peer = target_.argv;
+  tw_ = std::make_unique<trace::TraceWriter>(trace_text_, clock::RealClock::instance(), hdr,
+                                             trace::WriterOptions{trace::FlushPolicy::Buffered, false});
+  tw_->caseBegin(case_.id);
+  std::string err;
+  for (const dsl::Need& n : case_.needs)
+    if (n.kind == dsl::Need::Kind::Capability &&
+        !std::set<std::string>{"tools", "resources", "subscribe_events", "subscribe_bus", "publish_bus",
+                               "publish_session_events", "producer_messaging", "producer"}.count(n.name))
+      err = fmt::format("{}: unknown capability `{}` in `needs`", n.loc.str(), n.name);
+  if (err.empty() && target_.argv.empty()) err = "no command to test (give it after --)";
+  if (err.empty() && configure(err)) {
+    eng_ = std::make_unique<engine::Engine>(cfg_, *this, clk_);
+    eng_->setObserver(this);
+    eng_->start();
+    const std::string& name = cfg_.plugins[0].name;
+    auto settled = [&] {
+      auto st = eng_->status(name);
+      return st && st->state != engine::PluginState::Connecting;
+    };
+    pumpUntil(wire::deadlineIn(std::chrono::milliseconds(cfg_.plugins[0].startup_timeout_ms) + kHandshakeSlack), settled);
+    auto st = eng_->status(name);
+    bool connected = st && st->state == engine::PluginState::Connected;
+    if (!connected && !case_.judges_handshake) {
+      out.result.verdict = reports::Verdict::Untested;
+      out.result.skip_reason = fmt::format("the handshake did not complete: {}{}",
+                                           st ? engine::toString(st->state) : "no status",
+                                           st && st->reason ? " (" + *st->reason + ")" : "");
+    } else if (auto na = connected ? notApplicable() : std::nullopt) {
+      out.result.verdict = reports::Verdict::NotApplicable;
+      out.result.skip_reason = *na;
+    } else {
+      execAll(case_.steps);
+    }
+    finish();
+  }
+  if (!err.empty()) error_ = err;
+  tw_->caseEnd(case_.id);
+  tw_->flush();
+  tw_.reset();
+  out.trace = trace_text_.str();
+
+  // Verdict: the case's own expectation, then every monitor finding against the side under test.
+  if (failure_) {
+    const reports::RuleInfo* ri = reports::findRule(rule_);
+    out.result.findings.push_back(reports::makeFinding(rule_, ri ? ri->binds : reports::kBindsPlugin,
+                                                       failure_->message, failure_->expected, failure_->actual,
+                                                       failure_->evidence));
+  }
+  auto reader = trace::TraceReader::fromString(out.trace);
+  rules::LintOptions lo;
+  lo.profile = target_.profile;
+  auto lint = rules::lint(*reader, lo);
+  if (lint) {
+    for (auto& f : lint->findings)
+      if (f.binds & (reports::kBindsPlugin | reports::kBindsSdk)) out.result.findings.push_back(std::move(f));
+  } else if (error_.empty()) {
+    error_ = "internal: the case trace is unreadable: " + lint.error().str();
+  }
+  if (!error_.empty()) {
+    out.result.verdict = reports::Verdict::Error;
+    out.result.error = error_;
+  }
+  reports::finalize(out.result);
+  out.result.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace detail
+
+CaseRun runEngineCase(const dsl::Case& c, const Target& target) {
+  detail::CaseRunner r(c, target);
+  return r.run();
+}
+
+}  // namespace conform::runner
