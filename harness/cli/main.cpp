@@ -6,6 +6,7 @@
 // Exit codes (ARCHITECTURE.md "Verdicts"): 0 ok, 1 a conformance failure (later commands), 2 usage
 // or harness error. CLI11 parse errors always map to 2, never to a failure count.
 #include <cstdio>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include <rapidjson/stringbuffer.h>
 
 #include "core/protocol/profile.h"
+#include "harness/runner/check.h"
+#include "harness/runner/trace_commands.h"
 
 namespace {
 
@@ -113,9 +116,82 @@ void addProfilesCommand(CLI::App& app, int& exit_code) {
   cmd->callback([opt, &exit_code] { exit_code = runProfiles(*opt); });
 }
 
+// ---------------------------------------------------------------------------------------------
+// conform lint / record / replay (harness/runner/trace_commands.h does the work)
+// ---------------------------------------------------------------------------------------------
+void addLintCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::LintCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("lint", "Check a recorded trace offline against every rule monitor");
+  cmd->add_option("trace", opt->trace, "Trace file (NDJSON, docs/trace-format.md); - for stdin")->required();
+  cmd->add_option("--profile", opt->profile, "Judge by this profile (default: the trace header's)");
+  cmd->add_option("--format", opt->format, "stdout format: console, json, junit, sarif, markdown");
+  cmd->add_option("--report-dir", opt->report_dir, "Also write lint.json, lint.junit.xml, lint.sarif, lint.md here");
+  cmd->add_flag("--stop-on-bad-line", opt->stop_on_bad_line, "Stop at the first unreadable line");
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runLint(*opt, std::cout, std::cerr); });
+}
+
+void addRecordCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::RecordCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("record", "Transparent tap: run CMD, copy stdin/stdout unchanged, write a trace");
+  cmd->add_option("--out", opt->out, "Trace file to write")->required();
+  cmd->add_option("--profile", opt->profile, "Profile written to the trace header (default 0.0.6)");
+  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin to run")->required();
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runRecord(*opt); });
+}
+
+void addReplayCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::ReplayCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("replay", "Play one side of a trace into CMD and compare what comes back");
+  cmd->add_option("trace", opt->trace, "Recorded trace")->required();
+  cmd->add_option("--role", opt->role, "Side we play: engine (default; CMD is a plugin) or plugin")
+      ->check(CLI::IsMember({"engine", "plugin"}));
+  cmd->add_option("--timing", opt->timing, "recorded: keep the recorded gaps; fast (default): next step when answered")
+      ->check(CLI::IsMember({"recorded", "fast"}));
+  cmd->add_option("--out", opt->out, "Write the replayed conversation as a trace");
+  cmd->add_option("--profile", opt->profile, "Profile (default: the trace header's)");
+  cmd->add_option("--step-timeout-ms", opt->step_timeout_ms, "fast timing: per-step wait for the recorded answers");
+  cmd->add_flag("!--no-lint", opt->lint, "Do not run the monitors over the replayed conversation");
+  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the process to replay into")->required();
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runReplay(*opt, std::cout, std::cerr); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// conform check / conform run (harness/runner/check.h does the work; docs/check.md, docs/dsl.md)
+// ---------------------------------------------------------------------------------------------
+void addCheckCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::CheckOptions>();
+  CLI::App* cmd = app.add_subcommand("check", "Run the plugin conformance catalogue against a plugin command");
+  cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
+  cmd->add_option("--name", opt->name, "Configured plugin name it must report (default: basename of CMD)");
+  cmd->add_option("--only", opt->only, "Run only cases whose id or area matches a glob (repeatable)");
+  cmd->add_option("--skip", opt->skip, "Skip cases whose id or area matches a glob (repeatable)");
+  cmd->add_flag("--list", opt->list, "List the selected cases (rule, level, title) and exit");
+  cmd->add_flag("--coverage", opt->coverage, "Print per-area rule coverage and exit");
+  cmd->add_option("--baseline", opt->baseline, "JSON file of known failures (docs/check.md)");
+  cmd->add_option("--report-dir", opt->report_dir, "Folder for every report format and case traces");
+  cmd->add_option("--seed", opt->seed, "Shuffle the run order with this seed (0: catalogue order)");
+  cmd->add_option("--jobs,-j", opt->jobs, "Cases run in parallel (default: hardware threads)");
+  cmd->add_option("--scenarios", opt->scenarios, "Use these .scn files/folders instead of the built-in catalogue");
+  cmd->add_flag("--verbose,-v", opt->verbose, "Also list passing cases");
+  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin under test");
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runCheck(*opt, std::cout, std::cerr); });
+}
+
+void addRunCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run one scenario file (.scn) against a plugin command");
+  cmd->add_option("file", opt->file, "Scenario file")->required();
+  cmd->add_flag("--dump-plan", opt->dump_plan, "Print the compiled steps and exit");
+  cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
+  cmd->add_option("--name", opt->name, "Configured plugin name (default: basename of CMD)");
+  cmd->add_option("--report-dir", opt->report_dir, "Also write reports and traces here");
+  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin under test");
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runScenarioFile(*opt, std::cout, std::cerr); });
+}
+
 // Later subcommands (check, check-engine, fuzz, replay, lint …) add one line here.
 using CommandRegistrar = void (*)(CLI::App&, int& exit_code);
-constexpr CommandRegistrar kCommands[] = {addProfilesCommand};
+constexpr CommandRegistrar kCommands[] = {addProfilesCommand, addLintCommand, addRecordCommand, addReplayCommand, addCheckCommand, addRunCommand};
 
 }  // namespace
 
