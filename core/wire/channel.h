@@ -6,7 +6,9 @@
 // hidden in the .cpp) owns all I/O; channels created on it queue their events, and the owner pulls
 // them with next()/Reactor::waitAny() under a deadline. Writes are queued and flushed by the
 // reactor while it waits, so a peer that never reads stdin can never block us: the queue only
-// grows up to `max_write_buffer`, after which writes fail with WriteBlocked.
+// grows up to `max_write_buffer`, after which write() returns false and a WriteFailed event names
+// the limit. After the child exits its zombie is kept until close(), so the process-group id stays
+// reserved and close() can kill leftover grandchildren without signalling a recycled pid.
 //
 // Survival guarantees (tests/core/channel_*): a child that floods stdout, never reads stdin,
 // writes giant lines or invalid UTF-8, exits mid-frame, ignores SIGTERM, or leaves a grandchild
