@@ -1,6 +1,7 @@
 // harness/dsl/parser — scenario text → Plan (plan.h). One line at a time: a bad line is reported as
 // `file.scn:LINE:COL: …` and parsing resumes at the next line, so a catalogue author sees every
 // mistake of a file at once. The grammar is in docs/dsl.md.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>

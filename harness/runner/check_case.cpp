@@ -9,6 +9,7 @@
 
 #include "harness/rules/lint.h"
 #include "harness/runner/check_case_impl.h"
+#include "mock_engine/io_shell.h"
 #include "reports/rule_catalog.h"
 
 namespace conform::runner {
@@ -43,7 +44,9 @@ bool CaseRunner::configure(std::string& error) {
   p.name = target_.name.empty() ? defaultPluginName(target_.argv) : target_.name;
   p.command = target_.argv.at(0);
   p.args.assign(target_.argv.begin() + 1, target_.argv.end());
-  for (const auto& [k, v] : case_.config) {
+  for (const auto& kv : case_.config) {
+    const std::string& k = kv.first;
+    const std::string& v = kv.second;
     auto ms = [&](std::uint64_t& dst) {
       std::uint64_t n = 0;
       auto r = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -239,8 +242,7 @@ void CaseRunner::dispatch() {
   eng_->tick();
 }
 
-template <class Pred>
-bool CaseRunner::pumpUntil(wire::SteadyTime deadline, Pred pred) {
+bool CaseRunner::pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred) {
   while (true) {
     dispatch();
     if (pred()) return true;
@@ -324,7 +326,7 @@ CaseRun CaseRunner::run() {
   hdr.profile = target_.profile;
   hdr.role = "engine";
   hdr.peer = target_.argv;
-  tw_ = std::make_unique<trace::TraceWriter>(trace_text_, clock::RealClock::instance(), hdr,
+  tw_ = std::make_unique<trace::TraceWriter>(trace_text_, clock::RealClock::instance(), std::move(hdr),
                                              trace::WriterOptions{trace::FlushPolicy::Buffered, false});
   tw_->caseBegin(case_.id);
   std::string err;

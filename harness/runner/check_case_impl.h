@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -76,8 +77,7 @@ class CaseRunner final : public engine::Host, public engine::Observer {
   bool configure(std::string& error);
   void dispatch();
   // Runs I/O and engine timers until pred() holds or `deadline` (real) passes. Returns pred().
-  template <class Pred>
-  bool pumpUntil(wire::SteadyTime deadline, Pred pred);
+  bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred);
   void pumpFor(std::chrono::milliseconds d);
   void finish();
   std::optional<std::string> notApplicable() const;

@@ -25,6 +25,13 @@ bool idEqual(const json::Value& a, const json::Value& b) {
   return false;
 }
 
+// Captures hold Documents (move-only): a trial match works on a deep copy and is committed on success.
+json::Captures copyCaps(const json::Captures& c) {
+  json::Captures out;
+  for (const auto& [k, v] : c) out.emplace(k, json::copy(v));
+  return out;
+}
+
 std::chrono::milliseconds withinOf(const Step& s, std::chrono::milliseconds dflt) { return s.within.value_or(dflt); }
 
 std::string describe(const Step& s) {
@@ -209,7 +216,7 @@ bool CaseRunner::onExpect(const Step& s) {
   auto scan = [&] {
     for (Inbound& in : inbox_) {
       if (in.consumed) continue;
-      json::Captures trial = caps_;
+      json::Captures trial = copyCaps(caps_);
       std::string w;
       if (matches(s, in, trial, &w)) {
         caps_ = std::move(trial);
@@ -244,7 +251,7 @@ bool CaseRunner::onExpectNo(const Step& s) {
   auto scan = [&] {
     for (Inbound& in : inbox_) {
       if (in.consumed) continue;
-      json::Captures trial = caps_;
+      json::Captures trial = copyCaps(caps_);
       if (matches(s, in, trial, nullptr)) {
         hit = &in;
         return true;
