@@ -9,7 +9,6 @@
 
 #include <rapidjson/pointer.h>
 
-#include "mock_plugin/sdk_json.h"
 
 namespace conform::plugin {
 namespace {
@@ -29,23 +28,23 @@ using EnvPtr = std::shared_ptr<Env>;
 
 std::string str(const json::Value* v) { return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : ""; }
 std::string param(const json::Value& msg, const char* key) {
-  const json::Value* p = sj::member(msg, "params");
-  return p ? str(sj::member(*p, key)) : "";
+  const json::Value* p = json::member(msg, "params");
+  return p ? str(json::member(*p, key)) : "";
 }
 void setPtr(json::Document& d, const char* ptr, std::string_view json_value) {
-  json::Document v = sj::parseOrNull(json_value);
+  json::Document v = parseTrusted(json_value);
   rapidjson::Pointer(ptr).Set(d, v, d.GetAllocator());
 }
-std::vector<std::string> one(const json::Document& d) { return {sj::write(d)}; }
+std::vector<std::string> one(const json::Document& d) { return {json::compact(d)}; }
 
 std::string emitFrame(const std::string& session, const std::string& token, std::string_view name,
                       std::string_view payload_json) {
-  return "{\"jsonrpc\":\"2.0\",\"method\":\"plugin/emit\",\"params\":{\"session_id\":" + sj::quote(session) +
-         ",\"context_id\":" + sj::quote(token) + ",\"name\":" + sj::quote(name) + ",\"payload\":" +
+  return "{\"jsonrpc\":\"2.0\",\"method\":\"plugin/emit\",\"params\":{\"session_id\":" + quote(session) +
+         ",\"context_id\":" + quote(token) + ",\"name\":" + quote(name) + ",\"payload\":" +
          std::string(payload_json) + "}}";
 }
 std::string requestFrame(Env& e, std::string_view method, const std::string& params) {
-  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(e.next_raw_id++) + ",\"method\":" + sj::quote(method) +
+  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(e.next_raw_id++) + ",\"method\":" + quote(method) +
          ",\"params\":" + params + "}";
 }
 
@@ -66,7 +65,7 @@ Installer initRewrite(std::function<void(Env&, json::Document&)> fn) {
   return onAnswer("plugin/initialize", [fn](Env& e, json::Document& d) { fn(e, d); return one(d); });
 }
 Installer initThen(std::function<std::vector<std::string>(Env&, std::string)> fn) {
-  return onAnswer("plugin/initialize", [fn](Env& e, json::Document& d) { return fn(e, sj::write(d)); });
+  return onAnswer("plugin/initialize", [fn](Env& e, json::Document& d) { return fn(e, json::compact(d)); });
 }
 Installer pingRewrite(std::function<std::vector<std::string>(Env&, json::Document&)> fn) { return onAnswer("plugin/ping", fn); }
 // Reacts to an inbound message with this method; `swallow` hides it from the SDK.
@@ -96,13 +95,13 @@ Installer afterRegister(std::function<void(Env&, const std::string& producer_id)
         env->once = true;
         env->session = param(msg, "session_id");
         *reg_id = env->next_raw_id;
-        env->srv->writeRaw(requestFrame(*env, "plugin/producer/register", "{\"session_id\":" + sj::quote(*env->session) + "}"));
+        env->srv->writeRaw(requestFrame(*env, "plugin/producer/register", "{\"session_id\":" + quote(*env->session) + "}"));
         return false;
       }
-      const json::Value* id = sj::member(msg, "id");
+      const json::Value* id = json::member(msg, "id");
       if (m.empty() && id && id->IsInt() && id->GetInt() == *reg_id) {
-        const json::Value* r = sj::member(msg, "result");
-        then(*env, r ? str(sj::member(*r, "producer_id")) : std::string("00000000-0000-7000-8000-000000000000"));
+        const json::Value* r = json::member(msg, "result");
+        then(*env, r ? str(json::member(*r, "producer_id")) : std::string("00000000-0000-7000-8000-000000000000"));
         return true;
       }
       return m.empty() && id && id->IsInt() && id->GetInt() >= 9000;  // our raw requests' answers
@@ -110,9 +109,9 @@ Installer afterRegister(std::function<void(Env&, const std::string& producer_id)
   };
 }
 std::string sendParams(const Env& e, const std::string& pid, std::string_view key, std::string_view desc, std::string_view body) {
-  return "{\"session_id\":" + sj::quote(e.session.value_or("")) + ",\"producer_id\":" + sj::quote(pid) +
-         ",\"mode\":\"steer\",\"idempotency_key\":" + sj::quote(key) + ",\"description\":" + sj::quote(desc) +
-         ",\"body\":" + sj::quote(body) + "}";
+  return "{\"session_id\":" + quote(e.session.value_or("")) + ",\"producer_id\":" + quote(pid) +
+         ",\"mode\":\"steer\",\"idempotency_key\":" + quote(key) + ",\"description\":" + quote(desc) +
+         ",\"body\":" + quote(body) + "}";
 }
 Installer sendOnce(std::string key, std::string desc) {
   return afterRegister([key, desc](Env& e, const std::string& pid) {
@@ -138,7 +137,7 @@ const std::vector<Entry>& entries() {
         initRewrite([](Env&, json::Document& d) {
           std::string n = str(rapidjson::Pointer("/result/name").Get(d));
           if (!n.empty()) n[0] = (n[0] >= 'a' && n[0] <= 'z') ? char(n[0] - 32) : (n[0] >= 'A' && n[0] <= 'Z') ? char(n[0] + 32) : 'X';
-          setPtr(d, "/result/name", sj::quote(n));
+          setPtr(d, "/result/name", quote(n));
         }));
     add({"missing_capability", "INIT-17", "omits capabilities.producer_messaging (0.0.4: subscribe_bus)"},
         initRewrite([](Env& e, json::Document& d) {
@@ -184,21 +183,21 @@ const std::vector<Entry>& entries() {
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/capabilities/resources", "true"); }));
     add({"handshake_error", "INIT-19", "answers plugin/initialize with an error response"},
         onAnswer("plugin/initialize", [](Env&, json::Document& d) {
-          return std::vector<std::string>{"{\"jsonrpc\":\"2.0\",\"id\":" + sj::write(*sj::member(d, "id")) +
+          return std::vector<std::string>{"{\"jsonrpc\":\"2.0\",\"id\":" + json::compact(*json::member(d, "id")) +
                                           ",\"error\":{\"code\":-32000,\"message\":\"not today\"}}"};
         }));
     // ---- envelope and correlation (triggered by plugin/ping) ----------------------------------
     add({"double_answer", "RPC-08", "answers every plugin/ping twice"},
-        pingRewrite([](Env&, json::Document& d) { return std::vector<std::string>{sj::write(d), sj::write(d)}; }));
+        pingRewrite([](Env&, json::Document& d) { return std::vector<std::string>{json::compact(d), json::compact(d)}; }));
     add({"wrong_response_id", "RPC-08", "answers plugin/ping with the request id plus 1000"},
         pingRewrite([](Env&, json::Document& d) {
-          const json::Value* id = sj::member(d, "id");
+          const json::Value* id = json::member(d, "id");
           setPtr(d, "/id", id && id->IsInt64() ? std::to_string(id->GetInt64() + 1000) : "1000");
           return one(d);
         }));
     add({"string_id", "RPC-08", "echoes a numeric plugin/ping id as a string"},
         pingRewrite([](Env&, json::Document& d) {
-          setPtr(d, "/id", sj::quote(sj::write(*sj::member(d, "id"))));
+          setPtr(d, "/id", quote(json::compact(*json::member(d, "id"))));
           return one(d);
         }));
     add({"wrong_jsonrpc", "RPC-01", "answers plugin/ping with \"jsonrpc\":\"1.0\""},
@@ -213,7 +212,7 @@ const std::vector<Entry>& entries() {
         pingRewrite([](Env&, json::Document&) { return std::vector<std::string>{}; }));
     add({"duplicate_member", "FRAME-19", "repeats the member `jsonrpc` in its plugin/ping response"},
         pingRewrite([](Env&, json::Document& d) {
-          std::string f = sj::write(d);
+          std::string f = json::compact(d);
           return std::vector<std::string>{"{\"jsonrpc\":\"2.0\"," + f.substr(1)};
         }));
     add({"crlf_frames", "FRAME-08", "ends every frame with CR LF (writers should not send CR)"},
@@ -253,7 +252,7 @@ const std::vector<Entry>& entries() {
         onEvent([](Env& e, const std::string& s, const std::string& t) {
           if (e.once) return;
           e.once = true;
-          e.srv->writeRaw(emitFrame(s, t, "conform.big", sj::quote(std::string(262'143, 'p'))));
+          e.srv->writeRaw(emitFrame(s, t, "conform.big", quote(std::string(262'143, 'p'))));
         }));
     add({"oversized_name", "QUOTA-02", "emits with a 129-character event name"},
         onEvent([](Env& e, const std::string& s, const std::string& t) {
@@ -263,7 +262,7 @@ const std::vector<Entry>& entries() {
         }));
     add({"emit_missing_context", "EMIT-22", "sends plugin/emit params without context_id"},
         onEvent([](Env& e, const std::string& s, const std::string&) {
-          e.srv->writeRaw("{\"jsonrpc\":\"2.0\",\"method\":\"plugin/emit\",\"params\":{\"session_id\":" + sj::quote(s) +
+          e.srv->writeRaw("{\"jsonrpc\":\"2.0\",\"method\":\"plugin/emit\",\"params\":{\"session_id\":" + quote(s) +
                           ",\"name\":\"conform.noctx\",\"payload\":{}}}");
         }));
     add({"undeclared_publish", "INIT-14", "declares publish_bus:false yet emits on every event"},
@@ -277,12 +276,12 @@ const std::vector<Entry>& entries() {
           auto calls = std::make_shared<std::map<std::string, std::pair<std::string, std::string>>>();
           e->inbound = [calls](const json::Value& msg, const std::string& m) {
             if (m == "plugin/tools/call")
-              (*calls)[sj::write(*sj::member(msg, "id"))] = {param(msg, "session_id"), param(msg, "context_id")};
+              (*calls)[json::compact(*json::member(msg, "id"))] = {param(msg, "session_id"), param(msg, "context_id")};
             return false;
           };
           e->rewrite = [calls](json::Document& d, const std::string& m, std::string frame) {
             std::vector<std::string> out{std::move(frame)};
-            auto it = m == "plugin/tools/call" ? calls->find(sj::write(*sj::member(d, "id"))) : calls->end();
+            auto it = m == "plugin/tools/call" ? calls->find(json::compact(*json::member(d, "id"))) : calls->end();
             if (it != calls->end()) out.push_back(emitFrame(it->second.first, it->second.second, "conform.after", "{}"));
             return out;
           };
@@ -302,7 +301,7 @@ const std::vector<Entry>& entries() {
         }));
     add({"legacy_content", "TOOL-10", "answers tool calls with the 0.0.4 member `content` (0.0.4: `output`)"},
         onAnswer("plugin/tools/call", [](Env& e, json::Document& d) {
-          if (!sj::member(d, "result")) return one(d);
+          if (!json::member(d, "result")) return one(d);
           if (e.profile == Profile::V006) setPtr(d, "/result", R"({"content":"legacy","is_error":false})");
           else setPtr(d, "/result", R"({"output":{"kind":"single","text":"new"},"is_error":false})");
           return one(d);
@@ -310,7 +309,7 @@ const std::vector<Entry>& entries() {
     add({"partial_output", "TOOL-17", "sends a progress notification with partial output during each tool call"},
         onInbound("plugin/tools/call", [](Env& e, const json::Value& msg) {
           e.srv->writeRaw("{\"jsonrpc\":\"2.0\",\"method\":\"plugin/tools/progress\",\"params\":{\"invocation_id\":" +
-                          sj::quote(param(msg, "invocation_id")) + ",\"text\":\"partial\"}}");
+                          quote(param(msg, "invocation_id")) + ",\"text\":\"partial\"}}");
         }));
     add({"crash_during_tool", "TOOL-15", "aborts (SIGABRT) when a tool call arrives"},
         onInbound("plugin/tools/call", [](Env&, const json::Value&) { std::abort(); }));
@@ -323,7 +322,7 @@ const std::vector<Entry>& entries() {
     add({"hook_extra_member", "HOOK-13", "adds an unknown member `extra` to every hook result"},
         [](const EnvPtr& e) {
           e->rewrite = [](json::Document& d, const std::string& m, std::string frame) {
-            if (m.rfind("plugin/intercept/", 0) != 0 || !sj::member(d, "result")) return std::vector<std::string>{frame};
+            if (m.rfind("plugin/intercept/", 0) != 0 || !json::member(d, "result")) return std::vector<std::string>{frame};
             setPtr(d, "/result/extra", "true");
             return one(d);
           };
@@ -331,7 +330,7 @@ const std::vector<Entry>& entries() {
     add({"slow_hook", "HOOK-06", "answers tool_before_call after 2,500 ms (over the 2,000 ms default)", 3000},
         onAnswer("plugin/intercept/tool_before_call", [](Env& e, json::Document& d) {
           PluginServer* srv = e.srv;
-          srv->after(std::chrono::milliseconds(2500), [srv, f = sj::write(d)] { srv->writeRaw(f); });
+          srv->after(std::chrono::milliseconds(2500), [srv, f = json::compact(d)] { srv->writeRaw(f); });
           return std::vector<std::string>{};
         }));
     add({"after_response_not_empty", "HOOK-47", "answers provider_after_response with {\"action\":\"keep\"}"},
@@ -341,7 +340,7 @@ const std::vector<Entry>& entries() {
         }));
     add({"declared_hook_unsupported", "INIT-14", "declares user_before_input but answers it with -32601"},
         onAnswer("plugin/intercept/user_before_input", [](Env&, json::Document& d) {
-          return std::vector<std::string>{"{\"jsonrpc\":\"2.0\",\"id\":" + sj::write(*sj::member(d, "id")) +
+          return std::vector<std::string>{"{\"jsonrpc\":\"2.0\",\"id\":" + json::compact(*json::member(d, "id")) +
                                           ",\"error\":{\"code\":-32601,\"message\":\"plugin method is not supported\"}}"};
         }));
     // ---- producers and recovery (0.0.6; triggered by recovery/start or the first tool call) ----
@@ -444,21 +443,22 @@ void installFault(const Fault& f, PluginServer& server, Profile profile) {
   for (const auto& e : entries())
     if (std::string_view(e.meta.name) == f.name) e.install(env);
   server.setInboundObserver([env](const json::Value& msg) {
-    const json::Value* m = sj::member(msg, "method");
-    const json::Value* id = sj::member(msg, "id");
-    if (m && id) env->methods[sj::write(*id)] = str(m);
+    const json::Value* m = json::member(msg, "method");
+    const json::Value* id = json::member(msg, "id");
+    if (m && id) env->methods[json::compact(*id)] = str(m);
     return env->inbound ? env->inbound(msg, str(m)) : false;
   });
   server.setOutboundFilter([env](std::string frame) -> std::vector<std::string> {
     if (!env->rewrite) return {std::move(frame)};
-    auto d = sj::parse(frame);
-    if (!d || !d->IsObject()) return {std::move(frame)};
+    auto parsed = json::parse(frame);
+    if (!parsed || !parsed->doc.IsObject()) return {std::move(frame)};
+    json::Document* d = &parsed->doc;
     std::string method;
-    const json::Value* m = sj::member(*d, "method");
+    const json::Value* m = json::member(*d, "method");
     if (m) {
       method = ">" + str(m);
-    } else if (const json::Value* id = sj::member(*d, "id")) {
-      auto it = env->methods.find(sj::write(*id));
+    } else if (const json::Value* id = json::member(*d, "id")) {
+      auto it = env->methods.find(json::compact(*id));
       if (it != env->methods.end()) method = it->second;
     }
     return env->rewrite(*d, method, std::move(frame));

@@ -3,7 +3,10 @@
 // only; every message goes to stderr (FRAME-02).
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -14,13 +17,15 @@
 namespace {
 constexpr const char* kUsage =
     "usage: conform-plugin [--name NAME] [--profile 0.0.6|0.0.4] [--fault NAME] [--list-faults]\n"
-    "                      [--behaviour FILE]\n";
+    "                      [--behaviour FILE | --example producer]\n";
 }
 
 int main(int argc, char** argv) {
   using namespace conform::plugin;
   BehaviourOptions opt;
   const Fault* fault = nullptr;
+  std::optional<std::string> behaviour_file, example;
+  bool name_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char* {
@@ -32,6 +37,7 @@ int main(int argc, char** argv) {
     };
     if (a == "--name") {
       opt.name = value();
+      name_given = true;
     } else if (a == "--profile") {
       std::string v = value();
       auto p = parseProfile(v);
@@ -45,9 +51,13 @@ int main(int argc, char** argv) {
       for (const auto& f : faultTable()) std::printf("%-28s %-9s %s\n", f.name, f.rule, f.description);
       return 0;
     } else if (a == "--behaviour") {
-      std::cerr << "conform-plugin: --behaviour " << value()
-                << ": behaviour files are not implemented yet; see docs/reference-plugin.md\n";
-      return 2;
+      behaviour_file = value();
+    } else if (a == "--example") {
+      example = value();
+      if (*example != "producer") {
+        std::cerr << "conform-plugin: unknown example `" << *example << "` (available: producer)\n";
+        return 2;
+      }
     } else if (a == "--help" || a == "-h") {
       std::cout << kUsage;
       return 0;
@@ -56,8 +66,38 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (behaviour_file && (example || fault)) {
+    std::cerr << "conform-plugin: --behaviour cannot be combined with --example or --fault\n" << kUsage;
+    return 2;
+  }
+  if (example && fault) {
+    std::cerr << "conform-plugin: --example cannot be combined with --fault\n" << kUsage;
+    return 2;
+  }
+  std::optional<PluginBuilder> builder;
+  if (behaviour_file) {
+    std::ifstream in(*behaviour_file, std::ios::binary);
+    if (!in) {
+      std::cerr << "conform-plugin: cannot read behaviour file `" << *behaviour_file << "`\n";
+      return 2;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto spec = parseBehaviour(text.str());
+    if (!spec) {
+      std::cerr << "conform-plugin: " << *behaviour_file << ": " << spec.error() << "\n";
+      return 2;
+    }
+    if (name_given) spec->name = opt.name;  // the configured name wins (INIT-13)
+    opt.profile = parseProfile(spec->profile).value_or(Profile::V006);
+    builder.emplace(behaviourBuilder(*spec));
+  } else if (example) {
+    builder.emplace(producerExample(ProducerExampleEnv::fromProcess(), opt));
+  } else {
+    builder.emplace(builtinBehaviour(opt));
+  }
   auto& clk = conform::clock::RealClock::instance();
-  auto built = builtinBehaviour(opt).build(clk);
+  auto built = builder->build(clk);
   if (!built) {
     std::cerr << "conform-plugin: invalid behaviour: " << built.error() << "\n";
     return 2;

@@ -4,6 +4,11 @@
 #include <algorithm>
 #include <iostream>
 
+#include "core/protocol/emit.h"
+#include "core/protocol/events.h"
+#include "core/protocol/hooks.h"
+#include "core/protocol/lifecycle.h"
+#include "core/protocol/tools.h"
 #include "mock_plugin/sdk_core.h"
 
 namespace conform::plugin {
@@ -125,33 +130,55 @@ void Core::handle(wire::FrameEvent ev) {
     case K::Frame:
       break;
   }
-  auto parsed = sj::parse(ev.bytes);
+  // core/json's hardened parser: UTF-8 validated, depth capped, non-finite numbers refused.
+  auto parsed = json::parse(ev.bytes);
   if (!parsed) {
     // FRAME-10 (empty line), FRAME-13/14: malformed JSON is fatal, never answered with -32700.
-    fatal("FRAME-13: malformed JSON from the engine: " + parsed.error());
+    fatal("FRAME-13: malformed JSON from the engine: " + parsed.error().message);
     return;
   }
-  const json::Value& msg = parsed.value();
+  const json::Value& msg = parsed.value().doc;
   if (!msg.IsObject()) {
     // FRAME-12: a parseable frame that is not an object has no `method`; the SDK ignores it.
     log(std::string("conform-plugin: ignoring a frame that is not a JSON object (FRAME-12): ") +
-        sj::typeName(msg));
+        json::typeName(msg));
     return;
   }
   onMessage(msg);
 }
 
 namespace {
+// The JSON-RPC error object (PROTOCOL §3.1): closed; code int32, message string, data any.
+struct RpcErrorObject {
+  std::int32_t code = 0;
+  std::string message;
+  std::optional<json::Document> data;
+};
+bool fromJSON(const json::Value& v, RpcErrorObject& r, json::Path p) {
+  json::ObjectMapper o(v, p);
+  if (!o || !o.map("code", r.code) || !o.map("message", r.message)) return false;
+  (void)o.get("data");  // any value (opt)
+  return o.closed();
+}
+
+// Decodes params with core/protocol's typed decoders (closed objects, presence rules, formats);
+// a missing params member decodes as null, which fails strict decoding (RPC-11).
+template <class T>
+Expected<T, std::string> decodeParams(const json::Value* params) {
+  static const json::Value kNull;
+  return json::decode<T>(params ? *params : kNull, "params");
+}
+
 bool validId(const json::Value& id) { return id.IsNull() || id.IsString() || id.IsInt64(); }
 }  // namespace
 
 void Core::onMessage(const json::Value& msg) {
   // RPC-01..05: the envelope is closed and strict; any violation is fatal (PROTOCOL §3.1).
-  const json::Value* jr = sj::member(msg, "jsonrpc");
+  const json::Value* jr = json::member(msg, "jsonrpc");
   if (!jr || !jr->IsString() || std::string_view(jr->GetString(), jr->GetStringLength()) != "2.0")
     return fatal("RPC-01: envelope member jsonrpc must be exactly \"2.0\"");
-  const json::Value* method = sj::member(msg, "method");
-  const json::Value* id = sj::member(msg, "id");
+  const json::Value* method = json::member(msg, "method");
+  const json::Value* id = json::member(msg, "id");
   if (method) {
     for (const auto& m : msg.GetObject()) {
       std::string_view n(m.name.GetString(), m.name.GetStringLength());
@@ -161,8 +188,8 @@ void Core::onMessage(const json::Value& msg) {
     if (!method->IsString()) return fatal("RPC-03: method must be a string");
     if (id && !validId(*id)) return fatal("RPC-05: id must be an int64 integer, a string or null");
   } else {
-    const json::Value* result = sj::member(msg, "result");
-    const json::Value* error = sj::member(msg, "error");
+    const json::Value* result = json::member(msg, "result");
+    const json::Value* error = json::member(msg, "error");
     for (const auto& m : msg.GetObject()) {
       std::string_view n(m.name.GetString(), m.name.GetStringLength());
       if (n != "jsonrpc" && n != "id" && n != "result" && n != "error")
@@ -173,16 +200,12 @@ void Core::onMessage(const json::Value& msg) {
     if ((result != nullptr) == (error != nullptr))
       return fatal("RPC-04: a response carries exactly one of result and error");
     if (error) {
-      sj::Fields f(*error, "error");
-      const json::Value* code = f.req("code", sj::Kind::Any);
-      f.req("message", sj::Kind::String);
-      f.opt("data", sj::Kind::Any);
-      if (!f.closed()) return fatal("RPC-03: malformed error object: " + f.error());
-      if (!code->IsInt()) return fatal("RPC-03: error.code must be an int32 integer");
+      if (auto e = json::decode<RpcErrorObject>(*error, "error"); !e)
+        return fatal("RPC-03: malformed error object: " + e.error());
     }
   }
   if (observer && observer(msg)) return;  // fault gallery
-  const json::Value* params = sj::member(msg, "params");
+  const json::Value* params = json::member(msg, "params");
   std::string_view m = method ? std::string_view(method->GetString(), method->GetStringLength()) : "";
   if (method && id) onRequest(*id, m, params);
   else if (method) onNotification(m, params);
@@ -195,46 +218,67 @@ void Core::respond(std::string_view id_text, std::string result_json) {
 
 void Core::respondError(std::string_view id_text, int code, std::string_view message) {
   send("{\"jsonrpc\":\"2.0\",\"id\":" + std::string(id_text) + ",\"error\":{\"code\":" +
-       std::to_string(code) + ",\"message\":" + sj::quote(message) + "}}");
+       std::to_string(code) + ",\"message\":" + quote(message) + "}}");
 }
 
 namespace {
-// PING-01 / SHUT-10 / RECOV-01: params that must be exactly {} (a missing params decodes as null,
-// which fails strict decoding: RPC-11).
-bool isEmptyObject(const json::Value* p) { return p && p->IsObject() && p->MemberCount() == 0; }
+// PING-01 / SHUT-10 / RECOV-01: params that must be exactly {}.
+bool isEmptyParams(const json::Value* p) { return decodeParams<protocol::Empty>(p).has_value(); }
+
+// Decodes the params of one hook with core/protocol's decoder of that hook (HOOK-17 … HOOK-53).
+std::optional<std::string> checkHookParams(Hook h, const json::Value* p) {
+  auto err = [](auto r) -> std::optional<std::string> {
+    if (r) return std::nullopt;
+    return r.error();
+  };
+  using namespace protocol;
+  switch (h) {
+    case Hook::ToolBeforeCall: return err(decodeParams<ToolBeforeCallParams>(p));
+    case Hook::ToolAfterResult: return err(decodeParams<ToolAfterResultParams>(p));
+    case Hook::AgentBeforeStart: return err(decodeParams<AgentBeforeStartParams>(p));
+    case Hook::SessionBeforeCompact: return err(decodeParams<SessionBeforeCompactParams>(p));
+    case Hook::UserBeforeInput: return err(decodeParams<UserBeforeInputParams>(p));
+    case Hook::ModelBeforeRequest: return err(decodeParams<ModelBeforeRequestParams>(p));
+    case Hook::ProviderBeforeHeaders: return err(decodeParams<ProviderBeforeHeadersParams>(p));
+    case Hook::ProviderBeforeRequest: return err(decodeParams<ProviderBeforeRequestParams>(p));
+    case Hook::ProviderAfterResponse: return err(decodeParams<ProviderAfterResponseParams>(p));
+    case Hook::MessageEnd: return err(decodeParams<MessageEndParams>(p));
+    case Hook::ModelBeforeSelect: return err(decodeParams<ModelBeforeSelectParams>(p));
+    case Hook::SessionBeforeFork: return err(decodeParams<SessionBeforeForkParams>(p));
+    case Hook::SessionBeforeRevert: return err(decodeParams<SessionBeforeRevertParams>(p));
+  }
+  return std::string("unknown hook");
+}
 }  // namespace
 
 void Core::onRequest(const json::Value& id, std::string_view method, const json::Value* params) {
-  const std::string id_text = sj::write(id);
+  const std::string id_text = json::compact(id);
   if (method == "plugin/initialize") {
-    if (!params) return fatal("RPC-11: plugin/initialize without params");
-    sj::Fields f(*params, "params");
-    f.req("protocol_version", sj::Kind::String);
-    f.req("engine_version", sj::Kind::String);  // INIT-26: informational, never rejected
-    const json::Value* caps = f.req("capabilities", sj::Kind::Object);
-    if (!f.closed()) return fatal("SDK-25: undecodable plugin/initialize params: " + f.error());
-    sj::Fields c(*caps, "params.capabilities");
-    for (const char* k : {"ping", "shutdown", "tools", "event_streaming", "event_publishing", "interception"})
-      c.req(k, sj::Kind::Bool);
-    const json::Value* pm = nullptr;
-    if (spec.profile == Profile::V006) pm = c.req("producer_messaging", sj::Kind::Bool);  // INIT-03
-    if (!c.closed()) return fatal("SDK-25: undecodable plugin/initialize params: " + c.error());
-    engine_producers = pm && pm->GetBool();
+    // SDK-25: undecodable initialize params are fatal. The profile's decoder also insists on its own
+    // protocol_version (exact match before 1.0, PROTOCOL §18) and on its capability set (INIT-03).
+    // engine_version is informational and never refused (INIT-26).
+    if (spec.profile == Profile::V006) {
+      auto p = decodeParams<protocol::InitializeParams>(params);
+      if (!p) return fatal("SDK-25: undecodable plugin/initialize params: " + p.error());
+      engine_producers = p->capabilities.producer_messaging;
+    } else {
+      auto p = decodeParams<protocol::v004::InitializeParams>(params);
+      if (!p) return fatal("SDK-25: undecodable plugin/initialize params: " + p.error());
+      engine_producers = false;
+    }
     initialized = true;
     respond(id_text, initializeResult());
     return;
   }
   if (method == "plugin/ping") {
     // PING-04: answered inline, without a callback slot.
-    if (!isEmptyObject(params)) return fatal("SDK-25: plugin/ping params must be exactly {}");
+    if (!isEmptyParams(params)) return fatal("SDK-25: plugin/ping params must be exactly {}");
     respond(id_text, "{}");
     return;
   }
   if (method == "plugin/tools/call") return onToolCall(id_text, params);
-  constexpr std::string_view kIntercept = "plugin/intercept/";
-  if (method.substr(0, kIntercept.size()) == kIntercept) {
-    auto h = parseHook(method.substr(kIntercept.size()));
-    if (!h || !spec.hooks.count(*h))  // HOOK-14: hook not registered
+  if (auto h = protocol::hookOfMethod(method)) {
+    if (!spec.hooks.count(*h))  // HOOK-14: hook not registered
       return respondError(id_text, kMethodNotFound, "plugin method is not supported");
     return onHook(id_text, *h, params);
   }
@@ -243,7 +287,7 @@ void Core::onRequest(const json::Value& id, std::string_view method, const json:
 
 void Core::onNotification(std::string_view method, const json::Value* params) {
   if (method == "plugin/shutdown") {
-    if (!isEmptyObject(params)) return fatal("SHUT-10: plugin/shutdown params must be exactly {}");
+    if (!isEmptyParams(params)) return fatal("SHUT-10: plugin/shutdown params must be exactly {}");
     return finish();  // SHUT-09: in-flight handlers are abandoned without responses
   }
   if (method == "plugin/event") return onEvent(params);
@@ -255,56 +299,51 @@ void Core::onNotification(std::string_view method, const json::Value* params) {
 
 void Core::onResponse(const json::Value& msg) {
   // SDK-22: responses are processed on the reader path, independent of callback slots.
-  const json::Value& id = *sj::member(msg, "id");
+  const json::Value& id = *json::member(msg, "id");
   if (!id.IsInt64() || !pending.count(id.GetInt64())) {
-    log("conform-plugin: ignoring a response with an unknown id " + sj::write(id));
+    log("conform-plugin: ignoring a response with an unknown id " + json::compact(id));
     return;
   }
   RpcDone done = std::move(pending[id.GetInt64()]);
   pending.erase(id.GetInt64());
-  if (const json::Value* err = sj::member(msg, "error")) {
-    std::string message = sj::member(*err, "message")->GetString();
-    int code = sj::member(*err, "code")->GetInt();
+  if (const json::Value* err = json::member(msg, "error")) {
+    std::string message = json::member(*err, "message")->GetString();
+    int code = json::member(*err, "code")->GetInt();
     if (done) done(unexpected(SdkError{ErrorKind::Rpc, message, code}));
     return;
   }
-  if (done) done(sj::copyOf(*sj::member(msg, "result")));
+  if (done) done(json::copy(*json::member(msg, "result")));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tools and hooks
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// Tools and hooks
+// ---------------------------------------------------------------------------------------------
+
 void Core::onToolCall(const std::string& id_text, const json::Value* params) {
-  static const json::Value kNull;
-  sj::Fields f(params ? *params : kNull, "params");
-  const json::Value* tool = f.req("tool", sj::Kind::String);
-  f.req("session_id", sj::Kind::String);
-  f.req("context_id", sj::Kind::String);
-  f.req("invocation_id", sj::Kind::String);
-  const json::Value* args = f.req("arguments", sj::Kind::Any);
-  bool res_null = false;
-  const json::Value* res = f.reqNullable("resource", sj::Kind::String, &res_null);
-  const json::Value* cancel = f.opt("cancellation_token", sj::Kind::String);
-  if (!f.closed()) return respondError(id_text, kInvalidParams, "invalid plugin/tools/call params: " + f.error());
-  std::string name = tool->GetString();
+  auto p = decodeParams<protocol::ToolCallParams>(params);  // TOOL-05, TOOL-31: strict decoding
+  if (!p) return respondError(id_text, kInvalidParams, "invalid plugin/tools/call params: " + p.error());
   auto it = std::find_if(spec.tools.begin(), spec.tools.end(),
-                         [&](const ToolEntry& t) { return t.decl.name == name; });
-  if (it == spec.tools.end()) return respondError(id_text, kMethodNotFound, "unknown tool `" + name + "`");
-  if (it->schema) {
-    if (auto err = it->schema->validate(*args)) return respondError(id_text, kInvalidParams, *err);
-  }
+                         [&](const ToolEntry& t) { return t.decl.name == p->tool; });
+  if (it == spec.tools.end()) return respondError(id_text, kMethodNotFound, "unknown tool `" + p->tool + "`");
+  // Arguments are validated against the declared schema before the handler runs (TOOL-31).
+  if (auto v = it->schema.validate(p->arguments.get()))
+    return respondError(id_text, kInvalidParams,
+                        "arguments do not match the parameter schema of `" + p->tool + "`: " + v->str());
   auto slot = takeSlot();
   if (!slot)  // SDK-17/18
     return respondError(id_text, kBusyCode, "plugin busy: all 64 callback slots are in use");
   ToolCall call;
-  call.tool = name;
-  call.session_id = f.str("session_id");
-  call.context_id = f.str("context_id");
-  call.invocation_id = f.str("invocation_id");
-  call.arguments = sj::copyOf(*args);
-  if (res && !res_null) call.resource = std::string(res->GetString());
-  if (cancel) call.cancellation_token = std::string(cancel->GetString());
+  call.tool = p->tool;
+  call.session_id = p->session_id;
+  call.context_id = p->context_id;
+  call.invocation_id = p->invocation_id;
+  call.arguments = std::move(p->arguments.doc());
+  call.resource = p->resource;
+  call.cancellation_token = p->cancellation_token;
   auto g = std::make_shared<Grant>();
   g->session_id = call.session_id;
   g->token = call.context_id;
@@ -314,7 +353,7 @@ void Core::onToolCall(const std::string& id_text, const json::Value* params) {
   reply.st_ = std::make_shared<ReplyBase::State>();
   reply.st_->core = weak_from_this();
   reply.st_->id_text = id_text;
-  reply.st_->what = "plugin/tools/call " + name;
+  reply.st_->what = "plugin/tools/call " + call.tool;
   reply.st_->slot = std::move(slot);
   reply.st_->grant = g;
   reply.st_->output = &it->decl.output;
@@ -325,57 +364,15 @@ void Core::onToolCall(const std::string& id_text, const json::Value* params) {
   }
 }
 
-namespace {
-struct HookField {
-  const char* key;
-  sj::Kind kind;
-  char presence;  // 'r' req, 'n' req/null, 'o' opt
-};
-// Params of each hook beyond session_id and context_id (PROTOCOL §13.2; HOOK-17 … HOOK-53).
-std::vector<HookField> hookFields(Hook h) {
-  using K = sj::Kind;
-  switch (h) {
-    case Hook::ToolBeforeCall:
-      return {{"tool", K::String, 'r'}, {"arguments", K::Any, 'r'}, {"permission_name", K::String, 'r'}, {"resource", K::String, 'n'}};
-    case Hook::ToolAfterResult:
-      return {{"tool", K::String, 'r'}, {"arguments", K::Any, 'r'}, {"result_content", K::String, 'r'}, {"is_error", K::Bool, 'r'}};
-    case Hook::AgentBeforeStart: return {{"agent_path", K::String, 'r'}, {"prompt_context", K::Any, 'r'}};
-    case Hook::SessionBeforeCompact:
-      return {{"checkpoint_id", K::String, 'r'}, {"additions", K::Array, 'r'}, {"instructions", K::String, 'o'}};
-    case Hook::UserBeforeInput: return {{"text", K::String, 'r'}};
-    case Hook::ModelBeforeRequest:
-      return {{"attempt_id", K::String, 'r'}, {"messages", K::Array, 'r'}, {"model", K::Object, 'r'}, {"params", K::Object, 'r'}};
-    case Hook::ProviderBeforeHeaders: return {{"attempt_id", K::String, 'r'}, {"headers", K::Object, 'r'}};
-    case Hook::ProviderBeforeRequest: return {{"attempt_id", K::String, 'r'}, {"payload", K::Any, 'r'}};
-    case Hook::ProviderAfterResponse:
-      return {{"attempt_id", K::String, 'r'}, {"status", K::U64, 'r'}, {"headers", K::Object, 'r'}};
-    case Hook::MessageEnd: return {{"attempt_id", K::String, 'r'}, {"role", K::String, 'r'}, {"content", K::Array, 'r'}};
-    case Hook::ModelBeforeSelect: return {{"from", K::Object, 'o'}, {"to", K::Object, 'r'}, {"source", K::String, 'r'}};
-    case Hook::SessionBeforeFork: return {{"through_seq", K::U64, 'r'}};
-    case Hook::SessionBeforeRevert: return {{"through_seq", K::U64, 'r'}, {"instructions", K::String, 'o'}};
-  }
-  return {};
-}
-}  // namespace
-
 void Core::onHook(const std::string& id_text, Hook h, const json::Value* params) {
-  static const json::Value kNull;
-  sj::Fields f(params ? *params : kNull, "params");
-  f.req("session_id", sj::Kind::String);
-  f.req("context_id", sj::Kind::String);
-  for (const HookField& hf : hookFields(h)) {
-    if (hf.presence == 'r') f.req(hf.key, hf.kind);
-    else if (hf.presence == 'n') f.reqNullable(hf.key, hf.kind, nullptr);
-    else f.opt(hf.key, hf.kind);
-  }
-  if (!f.closed())  // HOOK-14: undecodable params → -32602
+  if (auto e = checkHookParams(h, params))  // HOOK-14: undecodable params → -32602
     return respondError(id_text, kInvalidParams,
-                        std::string("invalid plugin/intercept/") + hookName(h) + " params: " + f.error());
+                        std::string("invalid plugin/intercept/") + hookName(h) + " params: " + *e);
   auto slot = takeSlot();
   if (!slot) return respondError(id_text, kBusyCode, "plugin busy: all 64 callback slots are in use");
   auto g = std::make_shared<Grant>();
-  g->session_id = f.str("session_id");
-  g->token = f.str("context_id");
+  g->session_id = std::string(*json::stringMember(*params, "session_id"));
+  g->token = std::string(*json::stringMember(*params, "context_id"));
   g->request = true;
   g->decoded = clk.now();
   HookReply reply;
@@ -398,32 +395,26 @@ void Core::onHook(const std::string& id_text, Hook h, const json::Value* params)
 
 void Core::onEvent(const json::Value* params) {
   if (!spec.on_event) return;
-  static const json::Value kNull;
-  sj::Fields f(params ? *params : kNull, "params");
-  f.req("session_id", sj::Kind::String);
-  f.req("context_id", sj::Kind::String);
-  const json::Value* seq = f.req("seq", sj::Kind::U64);
-  const json::Value* ev = f.req("event", sj::Kind::Object);
-  f.req("timestamp", sj::Kind::String);
-  if (!f.closed()) {
+  auto p = decodeParams<protocol::EventParams>(params);
+  if (!p) {
     // EVT-11: the 0.0.6 SDK never fails the connection because of event content; 0.0.4 decodes
     // strictly (DELTA §1).
-    if (spec.profile == Profile::V004) return fatal("SDK-25: undecodable plugin/event params: " + f.error());
-    log("conform-plugin: dropping an undecodable plugin/event (EVT-11): " + f.error());
+    if (spec.profile == Profile::V004) return fatal("SDK-25: undecodable plugin/event params: " + p.error());
+    log("conform-plugin: dropping an undecodable plugin/event (EVT-11): " + p.error());
     return;
   }
   auto slot = takeSlot();
   if (!slot) {  // SDK-17: observational notifications are dropped with a stderr line
-    log("conform-plugin: callback slots saturated (64 busy): dropped plugin/event seq " +
-        std::to_string(seq->GetUint64()) + " (SDK-17)");
+    log("conform-plugin: callback slots saturated (64 busy): dropped plugin/event seq " + std::to_string(p->seq) +
+        " (SDK-17)");
     return;
   }
   EventDelivery d;
-  d.session_id = f.str("session_id");
-  d.context_id = f.str("context_id");
-  d.timestamp = f.str("timestamp");
-  d.seq = seq->GetUint64();
-  d.event = sj::copyOf(*ev);
+  d.session_id = p->session_id;
+  d.context_id = p->context_id;
+  d.timestamp = p->timestamp;
+  d.seq = p->seq;
+  d.event = std::move(p->event.doc());
   auto g = std::make_shared<Grant>();
   g->session_id = d.session_id;
   g->token = d.context_id;
@@ -433,19 +424,13 @@ void Core::onEvent(const json::Value* params) {
   try {
     spec.on_event(makeContext(g), d, c);
   } catch (...) {
-    log("conform-plugin: event handler panicked; continuing (EVT-23)");
+    log("conform-plugin: event handler panicked; continuing (EVT-23, SDK-26)");
   }
 }
 
 void Core::onBusEvent(const json::Value* params) {
-  static const json::Value kNull;
-  sj::Fields f(params ? *params : kNull, "params");
-  f.req("session_id", sj::Kind::String);
-  const json::Value* ctx = f.opt("context_id", sj::Kind::String);
-  f.req("plugin", sj::Kind::String);
-  f.req("name", sj::Kind::String);
-  const json::Value* payload = f.req("payload", sj::Kind::Any);
-  if (!f.closed()) return fatal("SDK-25: undecodable plugin/bus_event params: " + f.error());
+  auto p = decodeParams<protocol::BusEventParams>(params);
+  if (!p) return fatal("SDK-25: undecodable plugin/bus_event params: " + p.error());
   if (!spec.on_bus) return;
   auto slot = takeSlot();
   if (!slot) {
@@ -453,11 +438,11 @@ void Core::onBusEvent(const json::Value* params) {
     return;
   }
   BusDelivery d;
-  d.session_id = f.str("session_id");
-  d.plugin = f.str("plugin");
-  d.name = f.str("name");
-  if (ctx) d.context_id = std::string(ctx->GetString());
-  d.payload = sj::copyOf(*payload);
+  d.session_id = p->session_id;
+  d.plugin = p->plugin;
+  d.name = p->name;
+  d.context_id = p->context_id;
+  d.payload = std::move(p->payload.doc());
   auto g = std::make_shared<Grant>();
   g->session_id = d.session_id;
   g->token = d.context_id;  // BUS-06: no context_id, no usable grant
@@ -471,45 +456,26 @@ void Core::onBusEvent(const json::Value* params) {
   }
 }
 
-namespace {
-std::optional<EmitStatus> parseStatus(const json::Value* v) {
-  if (!v || !v->IsString()) return std::nullopt;
-  std::string_view s(v->GetString(), v->GetStringLength());
-  if (s == "published") return EmitStatus::Published;
-  if (s == "dropped") return EmitStatus::Dropped;
-  if (s == "rejected") return EmitStatus::Rejected;
-  return std::nullopt;
-}
-}  // namespace
-
 void Core::onEmitResult(const json::Value* params) {
-  static const json::Value kNull;
-  sj::Fields f(params ? *params : kNull, "params");
-  f.req("name", sj::Kind::String);
-  auto bus = parseStatus(f.req("bus", sj::Kind::String));
-  auto durable = parseStatus(f.req("durable", sj::Kind::String));
-  const json::Value* reason = f.opt("reason", sj::Kind::String);
-  if (!f.closed() || !bus || !durable)
-    return fatal("SDK-25: undecodable plugin/emit_result params: " +
-                 (f.error().empty() ? std::string("unknown emit status") : f.error()));
-  std::string name = f.str("name");
+  auto p = decodeParams<protocol::EmitResultParams>(params);
+  if (!p) return fatal("SDK-25: undecodable plugin/emit_result params: " + p.error());
   // EMIT-25: first pending emit with this name, first in first out.
-  auto it = std::find_if(pending_emits.begin(), pending_emits.end(), [&](const auto& p) { return p.first == name; });
+  auto it = std::find_if(pending_emits.begin(), pending_emits.end(), [&](const auto& e) { return e.first == p->name; });
   if (it == pending_emits.end()) {
-    log("conform-plugin: plugin/emit_result for `" + name + "` matches no pending emit; ignored");
+    log("conform-plugin: plugin/emit_result for `" + p->name + "` matches no pending emit; ignored");
     return;
   }
   auto done = std::move(it->second);
   pending_emits.erase(it);
   EmitResult r;
-  r.bus = *bus;  // EMIT-26: the engine's status is reported as received
-  r.durable = *durable;
-  if (reason) r.reason = std::string(reason->GetString());
+  r.bus = p->bus;  // EMIT-26, SDK-08: the engine's status is reported as received
+  r.durable = p->durable;
+  r.reason = p->reason;
   if (done) done(std::move(r));
 }
 
 void Core::onRecoveryStart(const json::Value* params) {
-  if (!isEmptyObject(params)) log("conform-plugin: plugin/recovery/start params are not {} (RECOV-01)");
+  if (!isEmptyParams(params)) log("conform-plugin: plugin/recovery/start params are not {} (RECOV-01)");
   if (!spec.producers) {
     log("conform-plugin: plugin/recovery/start on a connection without producer messaging; ignored");
     return;

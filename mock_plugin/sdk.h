@@ -25,6 +25,7 @@
 
 #include "core/clock/clock.h"
 #include "core/json/json.h"
+#include "core/protocol/common.h"
 #include "core/util/expected.h"
 #include "core/wire/framing.h"
 
@@ -54,16 +55,17 @@ enum class Profile { V006, V004 };
 const char* protocolVersion(Profile);  // "0.0.6" / "0.0.4" (INIT-10)
 std::optional<Profile> parseProfile(std::string_view);
 
-// The 13 hooks (HOOK-03, PROTOCOL §5.2), in protocol order.
-enum class Hook {
-  ToolBeforeCall, ToolAfterResult, AgentBeforeStart, SessionBeforeCompact, UserBeforeInput,
-  ModelBeforeRequest, ProviderBeforeHeaders, ProviderBeforeRequest, ProviderAfterResponse,
-  MessageEnd, ModelBeforeSelect, SessionBeforeFork, SessionBeforeRevert,
-};
-inline constexpr int kHookCount = 13;
-const char* hookName(Hook);
-std::optional<Hook> parseHook(std::string_view);
-const std::vector<Hook>& allHooks();
+// The 13 hooks (HOOK-03, PROTOCOL §5.2), in protocol order: core/protocol's enumeration.
+using Hook = protocol::Hook;
+inline constexpr std::size_t kHookCount = protocol::kHookCount;
+const char* hookName(Hook);  // the wire name ("tool_before_call"), a string literal
+using protocol::allHooks;
+using protocol::parseHook;
+
+// Small text helpers over core/json for code that writes frames as text (the SDK, behaviours,
+// faults): a JSON string literal, and parsing of trusted literals (null on error).
+std::string quote(std::string_view s);
+json::Document parseTrusted(std::string_view text);
 
 // ---------------------------------------------------------------------------------------------
 // Errors surfaced to plugin code
@@ -90,8 +92,7 @@ const char* toString(ErrorKind);
 template <class T>
 using Result = Expected<T, SdkError>;
 
-enum class EmitStatus { Published, Dropped, Rejected };
-const char* toString(EmitStatus);
+using EmitStatus = protocol::EmitStatus;  // protocol::toString gives the wire spelling
 struct EmitResult {
   EmitStatus bus = EmitStatus::Rejected;
   EmitStatus durable = EmitStatus::Rejected;
@@ -166,8 +167,7 @@ struct SlotToken;
 // ---------------------------------------------------------------------------------------------
 // Producers (PROTOCOL §14, S6 §Producer SDK)
 // ---------------------------------------------------------------------------------------------
-enum class DeliveryMode { Steer, Queue };
-const char* toString(DeliveryMode);
+using DeliveryMode = protocol::DeliveryMode;
 
 // ProducerIdempotencyKey::new — 1–256 control-free bytes (PROD-11), validated before any write.
 class IdempotencyKey {
@@ -178,9 +178,9 @@ class IdempotencyKey {
   explicit IdempotencyKey(std::string k) : key_(std::move(k)) {}
   std::string key_;
 };
-// Description rule of PROD-12: nonblank, control-free, at most 1024 UTF-8 bytes.
-std::optional<std::string> checkDescription(std::string_view d);  // error text or nullopt
-bool isControlFree(std::string_view utf8);                        // no Cc code point (PROTOCOL §0.3)
+// Description rule of PROD-12 (nonblank, control-free, at most 1024 UTF-8 bytes): core/protocol's
+// check, with the rule ID prefixed. Error text or nullopt.
+std::optional<std::string> checkDescription(std::string_view d);
 
 using Done = std::function<void(Result<Ok>)>;
 using ReceiptDone = std::function<void(Result<std::string>)>;  // message_id
@@ -405,6 +405,5 @@ class PluginBuilder {
 
 // Validation pieces, exposed for tests and for the behaviour-file loader.
 std::optional<std::string> validateToolDecl(const ToolDecl& d, Profile p);  // error text (rule ID first)
-bool isSnakeCase(std::string_view s);                                      // PROTOCOL §0.3
 
 }  // namespace conform::plugin

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <set>
 
+#include "core/protocol/lifecycle.h"
+#include "core/protocol/producer.h"
+#include "core/protocol/tools.h"
+#include "core/protocol/validate.h"
 #include "mock_plugin/sdk_core.h"
 
 namespace conform::plugin {
@@ -19,28 +23,19 @@ std::optional<Profile> parseProfile(std::string_view s) {
   return std::nullopt;
 }
 
-namespace {
-constexpr const char* kHookNames[kHookCount] = {
-    "tool_before_call",      "tool_after_result",       "agent_before_start",
-    "session_before_compact", "user_before_input",      "model_before_request",
-    "provider_before_headers", "provider_before_request", "provider_after_response",
-    "message_end",           "model_before_select",     "session_before_fork",
-    "session_before_revert"};
-}  // namespace
-
-const char* hookName(Hook h) { return kHookNames[static_cast<int>(h)]; }
-std::optional<Hook> parseHook(std::string_view s) {
-  for (int i = 0; i < kHookCount; ++i)
-    if (s == kHookNames[i]) return static_cast<Hook>(i);
-  return std::nullopt;
+const char* hookName(Hook h) {
+  // core/protocol's names are string literals, so data() is NUL-terminated.
+  return protocol::toString(h).data();
 }
-const std::vector<Hook>& allHooks() {
-  static const std::vector<Hook> v = [] {
-    std::vector<Hook> r;
-    for (int i = 0; i < kHookCount; ++i) r.push_back(static_cast<Hook>(i));
-    return r;
-  }();
-  return v;
+
+std::string quote(std::string_view s) {
+  json::Document d;
+  return json::compact(json::str(s, d.GetAllocator()));
+}
+json::Document parseTrusted(std::string_view text) {
+  auto r = json::parse(text);
+  if (!r) return json::Document();
+  return std::move(r.value().doc);
 }
 
 const char* toString(ErrorKind k) {
@@ -62,61 +57,18 @@ std::string SdkError::str() const {
   if (kind == ErrorKind::Rpc) s += " " + std::to_string(code);
   return s + ": " + message;
 }
-const char* toString(EmitStatus s) {
-  switch (s) {
-    case EmitStatus::Published: return "published";
-    case EmitStatus::Dropped: return "dropped";
-    case EmitStatus::Rejected: return "rejected";
-  }
-  return "?";
-}
-const char* toString(DeliveryMode m) { return m == DeliveryMode::Steer ? "steer" : "queue"; }
-
-bool isControlFree(std::string_view s) {
-  // Cc = U+0000–U+001F, U+007F–U+009F. The C1 range is encoded as C2 80 … C2 9F in UTF-8.
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7F) return false;
-    if (c == 0xC2 && i + 1 < s.size()) {
-      unsigned char n = static_cast<unsigned char>(s[i + 1]);
-      if (n >= 0x80 && n <= 0x9F) return false;
-    }
-  }
-  return true;
-}
-
-bool isSnakeCase(std::string_view s) {  // ^[a-z][a-z0-9]*(_[a-z0-9]+)*$
-  if (s.empty() || s[0] < 'a' || s[0] > 'z' || s.back() == '_') return false;
-  char prev = 0;
-  for (char c : s) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    if (!ok || (c == '_' && prev == '_')) return false;
-    prev = c;
-  }
-  return true;
-}
-
 std::optional<std::string> checkDescription(std::string_view d) {
-  if (d.size() > kMaxDescriptionBytes)
-    return "PROD-12: description is " + std::to_string(d.size()) + " bytes (at most 1024)";
-  if (!isControlFree(d)) return std::string("PROD-12: description contains a control character");
-  if (std::all_of(d.begin(), d.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }))
-    return std::string("PROD-12: description is blank");
+  if (auto e = protocol::checkDescription(d)) return "PROD-12: " + *e;
   return std::nullopt;
 }
 
 Result<IdempotencyKey> IdempotencyKey::make(std::string key) {
-  if (key.empty() || key.size() > kMaxIdempotencyKeyBytes)
-    return unexpected(SdkError{ErrorKind::InvalidArgument,
-                               "PROD-11: idempotency key must be 1-256 bytes, got " + std::to_string(key.size()), 0});
-  if (!isControlFree(key))
-    return unexpected(SdkError{ErrorKind::InvalidArgument, "PROD-11: idempotency key contains a control character", 0});
+  if (auto e = protocol::checkIdempotencyKey(key)) return unexpected(SdkError{ErrorKind::InvalidArgument, "PROD-11: " + *e, 0});
   return IdempotencyKey(std::move(key));
 }
 
 std::string EventDelivery::type() const {
-  const json::Value* t = sj::member(event, "type");
-  return t && t->IsString() ? std::string(t->GetString(), t->GetStringLength()) : std::string();
+  return std::string(json::stringMember(event, "type").value_or(""));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,7 +90,7 @@ ToolDecl makeTool(std::string name, std::string description, std::string_view sc
   ToolDecl d;
   d.name = std::move(name);
   d.description = std::move(description);
-  d.parameters = sj::parseOrNull(schema_json);
+  d.parameters = parseTrusted(schema_json);
   d.permission_name = std::move(permission_name);
   d.primary_resource_param = std::move(primary);
   d.output = std::move(output);
@@ -146,12 +98,28 @@ ToolDecl makeTool(std::string name, std::string description, std::string_view sc
 }
 
 namespace {
-bool uriSafe(std::string_view s) {  // TOOL-04 [chosen]: RFC 3986 unreserved, 1–64 chars
-  if (s.empty() || s.size() > kMaxStreamNameChars) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '.' || c == '_' || c == '~';
-  });
+protocol::ToolOutputDeclaration toProtocol(const OutputDecl& d) {
+  protocol::ToolOutputDeclaration o;
+  o.kind = d.named ? protocol::OutputKind::Named : protocol::OutputKind::Single;
+  if (d.named) o.streams = d.streams;
+  return o;
+}
+protocol::ToolOutput toProtocol(const ToolResult& r) {
+  protocol::ToolOutput o;
+  o.kind = r.named ? protocol::OutputKind::Named : protocol::OutputKind::Single;
+  o.text = r.text;
+  for (const auto& [n, t] : r.streams) o.streams.push_back({n, t});
+  return o;
+}
+protocol::ToolDeclaration toProtocol(const ToolDecl& d) {
+  protocol::ToolDeclaration t;
+  t.name = d.name;
+  t.description = d.description;
+  t.parameters = protocol::JsonValue(d.parameters);
+  t.permission_name = d.permission_name;
+  t.primary_resource_param = d.primary_resource_param;
+  t.output = toProtocol(d.output);
+  return t;
 }
 
 // Model-facing rendering of named output for the 0.0.4 `content` member (0.0.4 has no streams).
@@ -161,64 +129,37 @@ std::string renderNamed(const ToolResult& r) {
   return s;
 }
 
-std::optional<std::string> checkResult(const ToolResult& r, const OutputDecl& d) {
-  if (r.named != d.named) return std::string("TOOL-12: output kind does not match the declaration");
-  if (!r.named) return std::nullopt;
-  std::set<std::string> seen;
-  for (const auto& [n, t] : r.streams) {
-    if (std::find(d.streams.begin(), d.streams.end(), n) == d.streams.end())
-      return "TOOL-12: undeclared stream `" + n + "`";
-    if (!seen.insert(n).second) return "TOOL-12: stream `" + n + "` appears twice";
+std::string resultJson(const ToolResult& r, Profile p) {
+  json::Document d;
+  if (p == Profile::V004) {
+    protocol::v004::ToolCallResult v{r.named ? renderNamed(r) : r.text, r.is_error};
+    return json::compact(toJSON(v, d.GetAllocator()));
   }
-  if (seen.size() != d.streams.size()) return std::string("TOOL-11: a declared stream is missing");
-  return std::nullopt;
+  protocol::ToolCallResult v{toProtocol(r), r.display, r.is_error};
+  return json::compact(toJSON(v, d.GetAllocator()));
 }
 
-std::string resultJson(const ToolResult& r, Profile p) {
-  std::string s = "{";
-  if (p == Profile::V004) {
-    s += "\"content\":" + sj::quote(r.named ? renderNamed(r) : r.text);
-  } else {
-    if (r.named) {
-      s += "\"output\":{\"kind\":\"named\",\"streams\":[";
-      for (std::size_t i = 0; i < r.streams.size(); ++i)
-        s += std::string(i ? "," : "") + "{\"stream\":" + sj::quote(r.streams[i].first) +
-             ",\"text\":" + sj::quote(r.streams[i].second) + "}";
-      s += "]}";
-    } else {
-      s += "\"output\":{\"kind\":\"single\",\"text\":" + sj::quote(r.text) + "}";
-    }
-    if (r.display) s += ",\"display\":" + sj::quote(*r.display);
+// SDK-03 checks core/protocol cannot do from one list: draft 2020-12 meta-validation of the
+// schema (core/json/schema.h) and the profile's output rules (TOOL-03/04 via the output decoder).
+std::optional<std::string> checkDeclExtras(const ToolDecl& d, Profile p) {
+  const std::string t = "tool `" + d.name + "`: ";
+  if (auto v = json::checkSchemaDocument(d.parameters)) return "INIT-21: " + t + "invalid parameters schema: " + v->str();
+  if (auto c = json::Schema::compile(d.parameters); !c) return "INIT-21: " + t + "parameters schema: " + c.error();
+  if (d.output.named) {
+    if (p == Profile::V004) return "TOOL-03: " + t + "named output does not exist in protocol 0.0.4";
+    json::Document doc;
+    json::Value out = toJSON(toProtocol(d.output), doc.GetAllocator());
+    if (d.output.streams.empty() || d.output.streams.size() > kMaxStreams)
+      return "TOOL-03: " + t + "named output needs 1-8 streams";
+    if (auto e = json::decode<protocol::ToolOutputDeclaration>(out, "output"); !e) return "TOOL-04: " + t + e.error();
   }
-  s += std::string(",\"is_error\":") + (r.is_error ? "true" : "false") + "}";
-  return s;
+  return std::nullopt;
 }
 }  // namespace
 
 std::optional<std::string> validateToolDecl(const ToolDecl& d, Profile p) {
-  const std::string t = "tool `" + d.name + "`: ";
-  if (!isSnakeCase(d.name)) return "INIT-20: " + t + "name is not snake_case";
-  if (d.description.empty()) return "INIT-21: " + t + "description is empty";
-  if (!isSnakeCase(d.permission_name)) return "INIT-21: " + t + "permission_name is not snake_case";
-  auto schema = ToolSchema::compile(d.parameters);
-  if (!schema) return "INIT-21: " + t + schema.error();
-  if (d.primary_resource_param) {
-    const json::Value* props = sj::member(d.parameters, "properties");
-    if (!props || !sj::member(*props, *d.primary_resource_param))
-      return "INIT-21: " + t + "primary_resource_param `" + *d.primary_resource_param +
-             "` is not declared in properties";
-  }
-  if (d.output.named) {
-    if (p == Profile::V004) return "TOOL-03: " + t + "named output does not exist in protocol 0.0.4";
-    if (d.output.streams.empty() || d.output.streams.size() > kMaxStreams)
-      return "TOOL-03: " + t + "named output needs 1-8 streams";
-    std::set<std::string> seen;
-    for (const auto& s : d.output.streams) {
-      if (!uriSafe(s)) return "TOOL-04: " + t + "stream name `" + s + "` is not 1-64 URI-unreserved characters";
-      if (!seen.insert(s).second) return "TOOL-03: " + t + "stream `" + s + "` is declared twice";
-    }
-  }
-  return std::nullopt;
+  if (auto e = protocol::checkToolDeclarations({toProtocol(d)})) return e->rule_id + ": " + e->message;
+  return checkDeclExtras(d, p);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,7 +175,7 @@ bool ReplyBase::sendResult(json::Document result) {
   if (st_->slot) st_->slot->release();
   auto c = st_->core.lock();
   if (!c || !c->running()) return false;  // SHUT-09: abandoned after shutdown
-  c->respond(st_->id_text, sj::write(result));
+  c->respond(st_->id_text, json::compact(result));
   return true;
 }
 
@@ -260,8 +201,9 @@ ReplyBase::State::~State() {
 bool ToolReply::ok(ToolResult r) {
   if (!st_ || st_->answered) return false;
   auto c = st_->core.lock();
-  if (st_->output) {
-    if (auto err = checkResult(r, *st_->output)) return sendError(kInternalError, "tool handler result rejected: " + *err);
+  if (st_->output) {  // TOOL-11/12: a mismatching result never reaches the wire
+    if (auto err = protocol::checkToolOutput(toProtocol(*st_->output), toProtocol(r)))
+      return sendError(kInternalError, "tool handler result rejected (TOOL-11/TOOL-12): " + *err);
   }
   Profile p = c ? c->spec.profile : Profile::V006;
   if (!st_->answered) {
@@ -314,7 +256,7 @@ bool RecoveryDone::failed(std::string message) {
   auto c = st_->core.lock();
   if (!c || !c->running()) return false;
   c->request("plugin/recovery/complete",
-             "{\"outcome\":{\"status\":\"failed\",\"message\":" + sj::quote(message) + "}}",
+             "{\"outcome\":{\"status\":\"failed\",\"message\":" + quote(message) + "}}",
              [w = st_->core](Result<json::Document> r) {
                if (auto cc = w.lock(); cc && !r) cc->log("conform-plugin: recovery/complete failed: " + r.error().str());
              });
@@ -375,8 +317,8 @@ void Core::emit(const std::shared_ptr<Grant>& g, std::string_view session_id, st
   if (session_id != g->session_id)
     return failWith(ErrorKind::ContextUnavailable, "the grant belongs to another session");
   std::string frame = "{\"jsonrpc\":\"2.0\",\"method\":\"plugin/emit\",\"params\":{\"session_id\":" +
-                      sj::quote(session_id) + ",\"context_id\":" + sj::quote(*g->token) +
-                      ",\"name\":" + sj::quote(name) + ",\"payload\":" + sj::write(payload) + "}}";
+                      quote(session_id) + ",\"context_id\":" + quote(*g->token) +
+                      ",\"name\":" + quote(name) + ",\"payload\":" + json::compact(payload) + "}}";
   if (frame.size() > wire::kMaxFrameBytes)  // FRAME-16: an oversized emit fails locally, unwritten
     return failWith(ErrorKind::Oversized, "the emit frame would exceed 4,194,304 bytes");
   g->spent = true;
@@ -393,18 +335,18 @@ void Core::request(std::string_view method, std::string params_json, RpcDone don
     return failWith(ErrorKind::TooManyPending, "128 producer requests already await replies");
   std::int64_t id = next_id++;
   pending.emplace(id, std::move(done));
-  send("{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) + ",\"method\":" + sj::quote(method) +
+  send("{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) + ",\"method\":" + quote(method) +
        ",\"params\":" + params_json + "}");
 }
 
 namespace {
 // Decodes a closed result with exactly one string member `key` (or none when key is empty).
-Result<std::string> resultString(Result<json::Document> r, const char* key) {
+template <class T>
+Result<T> decodeResult(Result<json::Document> r) {
   if (!r) return unexpected(r.error());
-  sj::Fields f(r.value(), "result");
-  if (*key) f.req(key, sj::Kind::String);
-  if (!f.closed()) return unexpected(SdkError{ErrorKind::Malformed, f.error(), 0});
-  return *key ? f.str(key) : std::string();
+  auto v = json::decode<T>(r.value(), "result");
+  if (!v) return unexpected(SdkError{ErrorKind::Malformed, v.error(), 0});
+  return std::move(v.value());
 }
 
 std::shared_ptr<Core> producerCore(const std::weak_ptr<Core>& w, SdkError* err) {
@@ -420,12 +362,12 @@ void Context::registerProducer(std::string session_id, std::function<void(Result
   auto c = producerCore(core_, &err);
   if (!c) { if (done) done(unexpected(err)); return; }
   std::weak_ptr<Core> w = core_;
-  c->request("plugin/producer/register", "{\"session_id\":" + sj::quote(session_id) + "}",
+  c->request("plugin/producer/register", "{\"session_id\":" + quote(session_id) + "}",
              [w, session_id, done](Result<json::Document> r) {
-               auto id = resultString(std::move(r), "producer_id");
+               auto res = decodeResult<protocol::ProducerRegisterResult>(std::move(r));
                if (!done) return;
-               if (!id) return done(unexpected(id.error()));
-               done(ProducerHandle(w, id.value(), session_id));
+               if (!res) return done(unexpected(res.error()));
+               done(ProducerHandle(w, res->producer_id, session_id));
              });
 }
 
@@ -434,9 +376,9 @@ void Context::discardProducerMessage(std::string session_id, std::string message
   auto c = producerCore(core_, &err);
   if (!c) { if (done) done(unexpected(err)); return; }
   c->request("plugin/producer/discard",
-             "{\"session_id\":" + sj::quote(session_id) + ",\"message_id\":" + sj::quote(message_id) + "}",
+             "{\"session_id\":" + quote(session_id) + ",\"message_id\":" + quote(message_id) + "}",
              [done](Result<json::Document> r) {
-               auto v = resultString(std::move(r), "");
+               auto v = decodeResult<protocol::Empty>(std::move(r));
                if (!done) return;
                if (!v) return done(unexpected(v.error()));
                done(Ok{});
@@ -453,12 +395,14 @@ void ProducerHandle::send(std::string body, std::string description, DeliveryMod
   auto c = producerCore(core_, &err);
   if (!c) { if (done) done(unexpected(err)); return; }
   c->request("plugin/producer/send",
-             "{\"session_id\":" + sj::quote(session_id_) + ",\"producer_id\":" + sj::quote(id_) +
-                 ",\"mode\":\"" + toString(mode) + "\",\"idempotency_key\":" + sj::quote(key.str()) +
-                 ",\"description\":" + sj::quote(description) + ",\"body\":" + sj::quote(body) + "}",
+             "{\"session_id\":" + quote(session_id_) + ",\"producer_id\":" + quote(id_) +
+                 ",\"mode\":\"" + std::string(toString(mode)) + "\",\"idempotency_key\":" + quote(key.str()) +
+                 ",\"description\":" + quote(description) + ",\"body\":" + quote(body) + "}",
              [done](Result<json::Document> r) {
-               auto v = resultString(std::move(r), "message_id");
-               if (done) done(std::move(v));
+               auto v = decodeResult<protocol::ProducerSendResult>(std::move(r));
+               if (!done) return;
+               if (!v) return done(unexpected(v.error()));
+               done(v->message_id);
              });
 }
 
@@ -467,9 +411,9 @@ void ProducerHandle::unregister(Done done) {
   auto c = producerCore(core_, &err);
   if (!c) { if (done) done(unexpected(err)); return; }
   c->request("plugin/producer/unregister",
-             "{\"session_id\":" + sj::quote(session_id_) + ",\"producer_id\":" + sj::quote(id_) + "}",
+             "{\"session_id\":" + quote(session_id_) + ",\"producer_id\":" + quote(id_) + "}",
              [done](Result<json::Document> r) {
-               auto v = resultString(std::move(r), "");
+               auto v = decodeResult<protocol::Empty>(std::move(r));
                if (!done) return;
                if (!v) return done(unexpected(v.error()));
                done(Ok{});
@@ -491,16 +435,16 @@ json::Document obj(std::initializer_list<std::pair<const char*, std::string>> me
   std::string s = "{";
   bool first = true;
   for (const auto& [k, v] : members) {
-    s += std::string(first ? "" : ",") + sj::quote(k) + ":" + v;
+    s += std::string(first ? "" : ",") + quote(k) + ":" + v;
     first = false;
   }
-  return sj::parseOrNull(s + "}");
+  return parseTrusted(s + "}");
 }
-std::string q(std::string_view s) { return sj::quote(s); }
+std::string q(std::string_view s) { return quote(s); }
 }  // namespace
 
 json::Document allow() { return obj({{"action", q("allow")}}); }
-json::Document allowWithArguments(const json::Value& m) { return obj({{"action", q("allow")}, {"modified_arguments", sj::write(m)}}); }
+json::Document allowWithArguments(const json::Value& m) { return obj({{"action", q("allow")}, {"modified_arguments", json::compact(m)}}); }
 json::Document block(std::string_view reason, std::optional<std::string_view> mtm) {
   if (mtm) return obj({{"action", q("block")}, {"reason", q(reason)}, {"message_to_model", q(*mtm)}});
   return obj({{"action", q("block")}, {"reason", q(reason)}});
@@ -519,9 +463,9 @@ json::Document overrideCompactionInstructions(std::string_view t) { return obj({
 json::Document inputAllow() { return obj({{"action", q("allow")}}); }
 json::Document inputTransform(std::string_view t) { return obj({{"action", q("transform")}, {"new_text", q(t)}}); }
 json::Document inputHandled(std::string_view r) { return obj({{"action", q("handled")}, {"reason", q(r)}}); }
-json::Document replaceMessages(const json::Value& m) { return obj({{"action", q("replace")}, {"messages", sj::write(m)}}); }
-json::Document replacePayload(const json::Value& p) { return obj({{"action", q("replace")}, {"payload", sj::write(p)}}); }
-json::Document replaceContent(const json::Value& c) { return obj({{"action", q("replace")}, {"content", sj::write(c)}}); }
+json::Document replaceMessages(const json::Value& m) { return obj({{"action", q("replace")}, {"messages", json::compact(m)}}); }
+json::Document replacePayload(const json::Value& p) { return obj({{"action", q("replace")}, {"payload", json::compact(p)}}); }
+json::Document replaceContent(const json::Value& c) { return obj({{"action", q("replace")}, {"content", json::compact(c)}}); }
 json::Document overrideRevertInstructions(std::string_view t) {
   return obj({{"action", q("override")}, {"instructions_override", q(t)}});
 }
@@ -555,7 +499,7 @@ PluginBuilder::PluginBuilder(std::string name, std::string version) : spec_(std:
 }
 PluginBuilder& PluginBuilder::profile(Profile p) { spec_->profile = p; return *this; }
 PluginBuilder& PluginBuilder::tool(ToolDecl decl, ToolHandler handler) {
-  spec_->tools.push_back(ToolEntry{std::move(decl), std::move(handler), nullptr});
+  spec_->tools.push_back(ToolEntry{std::move(decl), std::move(handler), json::Schema()});
   return *this;
 }
 PluginBuilder& PluginBuilder::onEvent(EventHandler h) { spec_->on_event = std::move(h); return *this; }
@@ -567,13 +511,14 @@ PluginBuilder& PluginBuilder::intercept(Hook hook, HookHandler h) { spec_->hooks
 
 Expected<std::unique_ptr<PluginServer>, std::string> PluginBuilder::build(clock::Clock& clk) {
   Spec s = std::move(*spec_);
-  std::set<std::string> names;
+  // SDK-03: the whole list at once (duplicates, snake_case, description, primary parameter), then
+  // per tool the schema meta-validation and the output declaration.
+  std::vector<protocol::ToolDeclaration> decls;
+  for (const auto& t : s.tools) decls.push_back(toProtocol(t.decl));
+  if (auto e = protocol::checkToolDeclarations(decls)) return unexpected(e->rule_id + ": " + e->path + ": " + e->message);
   for (auto& t : s.tools) {
-    if (!names.insert(t.decl.name).second) return unexpected("INIT-20: duplicate tool name `" + t.decl.name + "`");
-    if (auto e = validateToolDecl(t.decl, s.profile)) return unexpected(*e);
-    auto compiled = ToolSchema::compile(t.decl.parameters);
-    if (!compiled) return unexpected("INIT-21: tool `" + t.decl.name + "`: " + compiled.error());
-    t.schema = compiled.value();
+    if (auto e = checkDeclExtras(t.decl, s.profile)) return unexpected(*e);
+    t.schema = json::Schema::compile(t.decl.parameters).value();  // compiled by checkDeclExtras already
   }
   if (s.profile == Profile::V004 && (s.producers || s.on_recovery))
     return unexpected(std::string("SDK-09: producer messaging does not exist in protocol 0.0.4"));
@@ -585,43 +530,35 @@ Expected<std::unique_ptr<PluginServer>, std::string> PluginBuilder::build(clock:
 
 std::string Core::initializeResult() const {
   // SDK-02: every flag is derived from registrations; SDK-05 / INIT-25: the two legacy flags are
-  // always false.
-  const bool v6 = spec.profile == Profile::V006;
-  std::string caps = std::string("{\"tools\":") + (spec.tools.empty() ? "false" : "true") +
-                     ",\"resources\":false,\"subscribe_events\":" + (spec.on_event ? "true" : "false") +
-                     ",\"subscribe_bus\":" + (spec.on_bus ? "true" : "false") +
-                     ",\"publish_bus\":" + (spec.publish_bus ? "true" : "false") +
-                     ",\"publish_session_events\":false";
-  if (v6) caps += std::string(",\"producer_messaging\":") + (spec.producers ? "true" : "false");
-  caps += ",\"intercept\":[";
-  bool first = true;
-  for (const auto& [h, fn] : spec.hooks) {
-    caps += std::string(first ? "" : ",") + sj::quote(hookName(h));
-    first = false;
-  }
-  caps += "]}";
-  std::string tools = "[";
-  for (std::size_t i = 0; i < spec.tools.size(); ++i) {
-    const ToolDecl& d = spec.tools[i].decl;
-    tools += std::string(i ? "," : "") + "{\"name\":" + sj::quote(d.name) + ",\"description\":" +
-             sj::quote(d.description) + ",\"parameters\":" + sj::write(d.parameters) +
-             ",\"permission_name\":" + sj::quote(d.permission_name) + ",\"primary_resource_param\":" +
-             (d.primary_resource_param ? sj::quote(*d.primary_resource_param) : std::string("null"));
-    if (v6) {
-      if (d.output.named) {
-        tools += ",\"output\":{\"kind\":\"named\",\"streams\":[";
-        for (std::size_t k = 0; k < d.output.streams.size(); ++k)
-          tools += std::string(k ? "," : "") + sj::quote(d.output.streams[k]);
-        tools += "]}";
-      } else {
-        tools += ",\"output\":{\"kind\":\"single\"}";
-      }
+  // always false. Written by core/protocol's codec of the profile's result shape.
+  json::Document d;
+  auto fill = [&](auto& caps) {
+    caps.tools = !spec.tools.empty();
+    caps.resources = false;
+    caps.subscribe_events = static_cast<bool>(spec.on_event);
+    caps.subscribe_bus = static_cast<bool>(spec.on_bus);
+    caps.publish_bus = spec.publish_bus;
+    caps.publish_session_events = false;
+    for (const auto& [h, fn] : spec.hooks) caps.intercept.push_back(h);
+  };
+  if (spec.profile == Profile::V004) {
+    protocol::v004::InitializeResult r;
+    r.name = spec.name;
+    r.version = spec.version;
+    fill(r.capabilities);
+    for (const auto& t : spec.tools) {
+      auto full = toProtocol(t.decl);
+      r.tools.push_back({full.name, full.description, full.parameters, full.permission_name, full.primary_resource_param});
     }
-    tools += "}";
+    return json::compact(toJSON(r, d.GetAllocator()));
   }
-  tools += "]";
-  return "{\"protocol_version\":" + sj::quote(protocolVersion(spec.profile)) + ",\"name\":" + sj::quote(spec.name) +
-         ",\"version\":" + sj::quote(spec.version) + ",\"capabilities\":" + caps + ",\"tools\":" + tools + "}";
+  protocol::InitializeResult r;
+  r.name = spec.name;
+  r.version = spec.version;
+  fill(r.capabilities);
+  r.capabilities.producer_messaging = spec.producers;
+  for (const auto& t : spec.tools) r.tools.push_back(toProtocol(t.decl));
+  return json::compact(toJSON(r, d.GetAllocator()));
 }
 
 PluginServer::PluginServer(std::shared_ptr<Core> c) : core_(std::move(c)) {}
@@ -665,7 +602,7 @@ clock::TimePoint PluginServer::nextTimer() const { return core_->timers.nextDue(
 std::size_t PluginServer::activeCallbacks() const { return core_->active; }
 std::size_t PluginServer::pendingReplies() const { return core_->pending.size(); }
 bool PluginServer::producerEnabled() const { return core_->spec.producers && core_->engine_producers; }
-json::Document PluginServer::initializeResult() const { return sj::parseOrNull(core_->initializeResult()); }
+json::Document PluginServer::initializeResult() const { return parseTrusted(core_->initializeResult()); }
 void PluginServer::setOutboundFilter(OutboundFilter f) { core_->filter = std::move(f); }
 void PluginServer::setInboundObserver(InboundObserver f) { core_->observer = std::move(f); }
 void PluginServer::writeRaw(std::string bytes) {

@@ -8,9 +8,8 @@
 #include <memory>
 #include <set>
 
+#include "core/json/schema.h"
 #include "mock_plugin/sdk.h"
-#include "mock_plugin/sdk_json.h"
-#include "mock_plugin/tool_schema.h"
 
 namespace conform::plugin {
 
@@ -35,7 +34,7 @@ struct SlotToken {
 struct ToolEntry {
   ToolDecl decl;
   ToolHandler handler;
-  std::shared_ptr<const ToolSchema> schema;
+  json::Schema schema;  // compiled once at build(); arguments are validated before the handler runs
 };
 
 struct PluginBuilder::Spec {

@@ -16,26 +16,6 @@ using namespace conform::plugin::test;
 
 namespace {
 
-std::string hookParams(Hook h) {
-  std::string s = std::string("\"session_id\":\"") + kSession + "\",\"context_id\":\"ctx-h\"";
-  switch (h) {
-    case Hook::ToolBeforeCall: return s + R"(,"tool":"echo","arguments":{"text":"x"},"permission_name":"echo","resource":null)";
-    case Hook::ToolAfterResult: return s + R"(,"tool":"echo","arguments":{},"result_content":"x","is_error":false)";
-    case Hook::AgentBeforeStart: return s + R"(,"agent_path":"main","prompt_context":{})";
-    case Hook::SessionBeforeCompact: return s + R"(,"checkpoint_id":"c:1","additions":[])";
-    case Hook::UserBeforeInput: return s + R"(,"text":"hi")";
-    case Hook::ModelBeforeRequest: return s + R"(,"attempt_id":"a","messages":[],"model":{},"params":{})";
-    case Hook::ProviderBeforeHeaders: return s + R"(,"attempt_id":"a","headers":{})";
-    case Hook::ProviderBeforeRequest: return s + R"(,"attempt_id":"a","payload":{})";
-    case Hook::ProviderAfterResponse: return s + R"(,"attempt_id":"a","status":200,"headers":{})";
-    case Hook::MessageEnd: return s + R"(,"attempt_id":"a","role":"assistant","content":[])";
-    case Hook::ModelBeforeSelect: return s + R"(,"to":{"model":"p/m"},"source":"config")";
-    case Hook::SessionBeforeFork: return s + R"(,"through_seq":3)";
-    case Hook::SessionBeforeRevert: return s + R"(,"through_seq":3)";
-  }
-  return s;
-}
-
 // Plays one normal engine conversation and returns the transcript of everything the plugin did.
 std::vector<std::string> converse(const Fault* fault) {
   BehaviourOptions o;
@@ -48,18 +28,18 @@ std::vector<std::string> converse(const Fault* fault) {
       if (out.empty()) break;
       for (auto& f : out) {
         log.push_back(f);
-        auto d = sj::parseOrNull(f);
+        auto d = parseTrusted(f);
         if (!d.IsObject()) continue;
         std::string m = method(d);
-        const json::Value* id = sj::member(d, "id");
+        const json::Value* id = json::member(d, "id");
         if (m == "plugin/emit") {
           e.srv->receiveFrame(R"({"jsonrpc":"2.0","method":"plugin/emit_result","params":{"name":)" +
-                              sj::write(*at(d, "params", "name")) + R"(,"bus":"published","durable":"rejected"}})");
+                              json::compact(*at(d, "params", "name")) + R"(,"bus":"published","durable":"rejected"}})");
         } else if (!m.empty() && id) {
-          std::string result = m == "plugin/producer/register" ? R"({"producer_id":"p-1"})"
-                               : m == "plugin/producer/send"   ? R"({"message_id":"m-1"})"
+          std::string result = m == "plugin/producer/register" ? R"({"producer_id":"0191c0de-0000-7000-8000-0000000000a1"})"
+                               : m == "plugin/producer/send"   ? R"({"message_id":"0191c0de-0000-7000-8000-0000000000b1"})"
                                                                : "{}";
-          e.srv->receiveFrame(R"({"jsonrpc":"2.0","id":)" + sj::write(*id) + R"(,"result":)" + result + "}");
+          e.srv->receiveFrame(R"({"jsonrpc":"2.0","id":)" + json::compact(*id) + R"(,"result":)" + result + "}");
         }
       }
       e.srv->process();
@@ -82,8 +62,7 @@ std::vector<std::string> converse(const Fault* fault) {
   pump();
   int id = 10;
   for (Hook h : allHooks()) {
-    e.send(R"({"jsonrpc":"2.0","id":)" + std::to_string(id++) + R"(,"method":"plugin/intercept/)" + hookName(h) +
-           R"(","params":{)" + hookParams(h) + "}}");
+    e.send(hookRequest(id++, h));
     pump();
   }
   for (int i = 0; i < 70; ++i) e.advance(std::chrono::milliseconds(100));  // timers (slow hooks, late emits)
@@ -124,11 +103,11 @@ TEST_CASE("the conforming run answers every request exactly once and ends finish
   std::set<std::string> ids;
   int responses = 0;
   for (const auto& f : log) {
-    auto d = sj::parseOrNull(f);
-    if (!d.IsObject() || !method(d).empty() || !sj::member(d, "id")) continue;
+    auto d = parseTrusted(f);
+    if (!d.IsObject() || !method(d).empty() || !json::member(d, "id")) continue;
     ++responses;
-    CHECK(ids.insert(sj::write(*sj::member(d, "id"))).second);  // RPC-08: one answer per request
-    CHECK(sj::member(d, "error") == nullptr);
+    CHECK(ids.insert(json::compact(*json::member(d, "id"))).second);  // RPC-08: one answer per request
+    CHECK(json::member(d, "error") == nullptr);
   }
   CHECK(responses == 1 + 1 + 3 + 13);  // initialize, ping, 3 tools, 13 hooks
 }

@@ -12,7 +12,7 @@ namespace {
 ToolDecl echoDecl(std::string name = "echo") {
   return makeTool(std::move(name), "Echo", R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})", "echo");
 }
-void echoHandler(Context, ToolCall c, ToolReply r) { r.ok(ToolResult::success(sj::member(c.arguments, "text")->GetString())); }
+void echoHandler(Context, ToolCall c, ToolReply r) { r.ok(ToolResult::success(json::member(c.arguments, "text")->GetString())); }
 }  // namespace
 
 TEST_CASE("SDK-01 a plugin with no handlers completes handshake, ping and shutdown", "[sdk]") {
@@ -22,7 +22,7 @@ TEST_CASE("SDK-01 a plugin with no handlers completes handshake, ping and shutdo
   e.send(R"({"jsonrpc":"2.0","id":2,"method":"plugin/ping","params":{}})");
   auto out = e.drain();
   REQUIRE(out.size() == 1);
-  CHECK(sj::write(out[0]) == R"({"jsonrpc":"2.0","id":2,"result":{}})");  // PING-01
+  CHECK(json::compact(out[0]) == R"({"jsonrpc":"2.0","id":2,"result":{}})");  // PING-01
   e.send(R"({"jsonrpc":"2.0","method":"plugin/shutdown","params":{}})");
   CHECK(e.srv->state() == ServerState::Finished);
   CHECK(e.drain().empty());  // RPC-16: no answer to a notification
@@ -30,12 +30,12 @@ TEST_CASE("SDK-01 a plugin with no handlers completes handshake, ping and shutdo
 
 TEST_CASE("SDK-02 INIT-14 capability flags are derived from registrations only", "[sdk]") {
   Engine bare(PluginBuilder("p", "1"));
-  CHECK(sj::write(*at(bare.handshake(), "result", "capabilities")) ==
+  CHECK(json::compact(*at(bare.handshake(), "result", "capabilities")) ==
         R"({"tools":false,"resources":false,"subscribe_events":false,"subscribe_bus":false,"publish_bus":false,"publish_session_events":false,"producer_messaging":false,"intercept":[]})");
   PluginBuilder b("p", "1");
   b.tool(echoDecl(), echoHandler);
   Engine toolOnly(std::move(b));
-  CHECK(sj::write(*at(toolOnly.handshake(), "result", "capabilities")) ==
+  CHECK(json::compact(*at(toolOnly.handshake(), "result", "capabilities")) ==
         R"({"tools":true,"resources":false,"subscribe_events":false,"subscribe_bus":false,"publish_bus":false,"publish_session_events":false,"producer_messaging":false,"intercept":[]})");
   PluginBuilder all("p", "1");
   all.onEvent([](Context, const EventDelivery&, Completion) {})
@@ -44,7 +44,7 @@ TEST_CASE("SDK-02 INIT-14 capability flags are derived from registrations only",
       .enableProducers()
       .sessionBeforeFork([](Context, const json::Value&, HookReply r) { r.answer(hooks::allow()); });
   Engine full(std::move(all));
-  CHECK(sj::write(*at(full.handshake(), "result", "capabilities")) ==
+  CHECK(json::compact(*at(full.handshake(), "result", "capabilities")) ==
         R"({"tools":false,"resources":false,"subscribe_events":true,"subscribe_bus":true,"publish_bus":true,"publish_session_events":false,"producer_messaging":true,"intercept":["session_before_fork"]})");
 }
 
@@ -215,7 +215,7 @@ TEST_CASE("SDK-17 SDK-18 PING-04 the 65th concurrent callback is refused with -3
   e.send(R"({"jsonrpc":"2.0","id":201,"method":"plugin/ping","params":{}})");
   out = e.drain();
   REQUIRE(out.size() == 1);
-  CHECK(sj::write(*at(out[0], "result")) == "{}");
+  CHECK(json::compact(*at(out[0], "result")) == "{}");
   e.send(event(7));  // observational notification: dropped with a stderr line
   CHECK(e.logged("dropped plugin/event seq 7"));
   held->at(0).ok(ToolResult::success("done"));  // a slot frees up
@@ -260,13 +260,13 @@ TEST_CASE("SDK-21 SDK-15 recovery runs in its own slot while 64 callbacks are bu
   auto out = e.drain();
   REQUIRE(out.size() == 1);
   CHECK(method(out[0]) == "plugin/producer/register");
-  e.send(R"({"jsonrpc":"2.0","id":1,"result":{"producer_id":"prod-1"}})");  // SDK-22: ACK while saturated
+  e.send(R"({"jsonrpc":"2.0","id":1,"result":{"producer_id":"0191c0de-0000-7000-8000-0000000000a1"}})");  // SDK-22: ACK while saturated
   REQUIRE(handle->has_value());
-  CHECK((*handle)->id() == "prod-1");           // SDK-11
+  CHECK((*handle)->id() == "0191c0de-0000-7000-8000-0000000000a1");           // SDK-11
   CHECK((*handle)->sessionId() == kSession);
   out = e.drain();
   REQUIRE(out.size() == 1);
-  CHECK(sj::write(*at(out[0], "params")) == R"({"outcome":{"status":"ready"}})");
+  CHECK(json::compact(*at(out[0], "params")) == R"({"outcome":{"status":"ready"}})");
 }
 
 TEST_CASE("SDK-16 without a recovery callback the SDK completes recovery as ready at once", "[sdk][recovery]") {
@@ -276,7 +276,7 @@ TEST_CASE("SDK-16 without a recovery callback the SDK completes recovery as read
   auto out = e.drain();
   REQUIRE(out.size() == 1);
   CHECK(method(out[0]) == "plugin/recovery/complete");
-  CHECK(sj::write(*at(out[0], "params")) == R"({"outcome":{"status":"ready"}})");
+  CHECK(json::compact(*at(out[0], "params")) == R"({"outcome":{"status":"ready"}})");
 }
 
 TEST_CASE("SDK-14 a failing recovery callback reports failed with its message", "[sdk][recovery]") {
@@ -291,7 +291,7 @@ TEST_CASE("SDK-14 a failing recovery callback reports failed with its message", 
   e.advance(std::chrono::seconds(90));
   auto out = e.drain();
   REQUIRE(out.size() == 1);
-  CHECK(sj::write(*at(out[0], "params")) == R"({"outcome":{"status":"failed","message":"x"}})");
+  CHECK(json::compact(*at(out[0], "params")) == R"({"outcome":{"status":"failed","message":"x"}})");
 }
 
 namespace {
@@ -310,7 +310,7 @@ struct ProducerRig {
     e->handshake();
     e->send(R"({"jsonrpc":"2.0","method":"plugin/recovery/start","params":{}})");
     e->drain();
-    e->send(R"({"jsonrpc":"2.0","id":1,"result":{"producer_id":"prod-1"}})");
+    e->send(R"({"jsonrpc":"2.0","id":1,"result":{"producer_id":"0191c0de-0000-7000-8000-0000000000a1"}})");
     e->send(R"({"jsonrpc":"2.0","id":2,"result":{}})");
   }
 };
@@ -325,12 +325,12 @@ TEST_CASE("SDK-09 SDK-10 a producer handle stays usable after its callback and r
   (*rig.handle)->queue("body", "compact", key.value(), [&](Result<std::string> r) { receipt = std::move(r); });
   auto out = rig.e->drain();
   REQUIRE(out.size() == 1);
-  CHECK(sj::write(*at(out[0], "params")) ==
-        R"({"session_id":"0191c0de-0000-7000-8000-000000000001","producer_id":"prod-1","mode":"queue","idempotency_key":"job-1","description":"compact","body":"body"})");
+  CHECK(json::compact(*at(out[0], "params")) ==
+        R"({"session_id":"0191c0de-0000-7000-8000-000000000001","producer_id":"0191c0de-0000-7000-8000-0000000000a1","mode":"queue","idempotency_key":"job-1","description":"compact","body":"body"})");
   rig.e->send(std::string(R"({"jsonrpc":"2.0","id":)") + std::to_string(at(out[0], "id")->GetInt()) +
-              R"(,"result":{"message_id":"msg-1"}})");
+              R"(,"result":{"message_id":"0191c0de-0000-7000-8000-0000000000b1"}})");
   REQUIRE(receipt);
-  CHECK(receipt->value() == "msg-1");
+  CHECK(receipt->value() == "0191c0de-0000-7000-8000-0000000000b1");
 }
 
 TEST_CASE("PROD-11 PROD-12 keys and descriptions are validated before anything is written", "[sdk][producer]") {
@@ -371,11 +371,11 @@ TEST_CASE("SDK-12 PROD-25 unregister can be retried after a rejection; dropping 
 TEST_CASE("SDK-13 discard works after unregister and by receipt without a registration", "[sdk][producer]") {
   ProducerRig rig;
   (*rig.handle)->unregister({});
-  (*rig.handle)->discard("msg-9", {});
+  (*rig.handle)->discard("0191c0de-0000-7000-8000-0000000000b9", {});
   auto out = rig.e->drain();
   REQUIRE(out.size() == 2);
   CHECK(method(out[1]) == "plugin/producer/discard");
-  CHECK(sj::write(*at(out[1], "params")) == R"({"session_id":"0191c0de-0000-7000-8000-000000000001","message_id":"msg-9"})");
+  CHECK(json::compact(*at(out[1], "params")) == R"({"session_id":"0191c0de-0000-7000-8000-000000000001","message_id":"0191c0de-0000-7000-8000-0000000000b9"})");
 }
 
 TEST_CASE("SDK-23 SHUT-09 a disconnect fails pending producer calls with TransportClosed", "[sdk][producer]") {
@@ -421,14 +421,14 @@ TEST_CASE("TOOL-31 unknown tool, bad arguments, handler failure and handler pani
   CHECK(at(out[2], "error", "code")->GetInt() == -32602);
   CHECK(at(out[3], "error", "code")->GetInt() == -32000);
   CHECK(at(out[4], "error", "code")->GetInt() == -32603);
-  CHECK(sj::write(out[5]) == R"({"jsonrpc":"2.0","id":7,"result":{"output":{"kind":"single","text":"hi"},"is_error":false}})");
+  CHECK(json::compact(out[5]) == R"({"jsonrpc":"2.0","id":7,"result":{"output":{"kind":"single","text":"hi"},"is_error":false}})");
 }
 
 TEST_CASE("TOOL-11 TOOL-12 named output lists every declared stream; mismatches never reach the wire", "[sdk][tools]") {
   PluginBuilder b("p", "1");
   b.tool(makeTool("report", "r", "{}", "report", std::nullopt, OutputDecl::namedStreams({"results", "errors"})),
          [](Context, ToolCall c, ToolReply r) {
-           if (c.invocation_id == "inv-2") r.ok(ToolResult::namedOutput({{"errors", ""}, {"results", "ok"}}));
+           if (c.invocation_id == uuid(2)) r.ok(ToolResult::namedOutput({{"errors", ""}, {"results", "ok"}}));
            else r.ok(ToolResult::namedOutput({{"results", "ok"}}));
          });
   Engine e(std::move(b));
@@ -437,7 +437,7 @@ TEST_CASE("TOOL-11 TOOL-12 named output lists every declared stream; mismatches 
   e.send(toolCall(3, "report", "{}"));
   auto out = e.drain();
   REQUIRE(out.size() == 2);
-  CHECK(sj::write(*at(out[0], "result")) ==
+  CHECK(json::compact(*at(out[0], "result")) ==
         R"({"output":{"kind":"named","streams":[{"stream":"errors","text":""},{"stream":"results","text":"ok"}]},"is_error":false})");
   CHECK(at(out[1], "error", "code")->GetInt() == kInternalError);
 }
@@ -448,10 +448,10 @@ TEST_CASE("TOOL-10 the 0.0.4 profile answers with content and declares no output
   Engine e(std::move(b));
   auto init = e.handshake(kInit004);
   CHECK(std::string(at(init, "result", "protocol_version")->GetString()) == "0.0.4");
-  CHECK(sj::member(*at(init, "result", "capabilities"), "producer_messaging") == nullptr);
-  CHECK(sj::member((*at(init, "result", "tools"))[0], "output") == nullptr);
+  CHECK(json::member(*at(init, "result", "capabilities"), "producer_messaging") == nullptr);
+  CHECK(json::member((*at(init, "result", "tools"))[0], "output") == nullptr);
   e.send(toolCall(2, "echo", R"({"text":"hi"})"));
-  CHECK(sj::write(*at(e.drain().at(0), "result")) == R"({"content":"hi","is_error":false})");
+  CHECK(json::compact(*at(e.drain().at(0), "result")) == R"({"content":"hi","is_error":false})");
 }
 
 TEST_CASE("HOOK-14 unregistered hook -32601, bad params -32602, handler panic -32603", "[sdk][hooks]") {
@@ -462,7 +462,7 @@ TEST_CASE("HOOK-14 unregistered hook -32601, bad params -32602, handler panic -3
   e.handshake();
   std::string s = std::string("\"session_id\":\"") + kSession + "\",\"context_id\":\"c\"";
   e.send(R"({"jsonrpc":"2.0","id":2,"method":"plugin/intercept/message_end","params":{)" + s +
-         R"(,"attempt_id":"a","role":"assistant","content":[]}})");
+         R"(,"attempt_id":"0191c0de-0000-7000-8000-0000000000c1","role":"assistant","content":[]}})");
   e.send(R"({"jsonrpc":"2.0","id":3,"method":"plugin/intercept/tool_before_call","params":{)" + s + R"(,"tool":"t"}})");
   e.send(R"({"jsonrpc":"2.0","id":4,"method":"plugin/intercept/session_before_fork","params":{)" + s + R"(,"through_seq":3}})");
   e.send(R"({"jsonrpc":"2.0","id":5,"method":"plugin/intercept/tool_before_call","params":{)" + s +
@@ -472,18 +472,18 @@ TEST_CASE("HOOK-14 unregistered hook -32601, bad params -32602, handler panic -3
   CHECK(at(out[0], "error", "code")->GetInt() == -32601);
   CHECK(at(out[1], "error", "code")->GetInt() == -32602);
   CHECK(at(out[2], "error", "code")->GetInt() == -32603);
-  CHECK(sj::write(*at(out[3], "result")) == R"({"action":"block","reason":"no","message_to_model":"denied"})");
+  CHECK(json::compact(*at(out[3], "result")) == R"({"action":"block","reason":"no","message_to_model":"denied"})");
 }
 
 TEST_CASE("SDK-24 hook helpers build the closed result of every hook", "[sdk][hooks]") {
-  CHECK(sj::write(hooks::appendPrompt("x")) == R"({"append_to_system_prompt":"x"})");
-  CHECK(sj::write(hooks::replacePrompt("x")) == R"({"replace_system_prompt":"x"})");
-  CHECK(sj::write(hooks::injectMessage("user", "hi")) == R"({"inject_message":{"role":"user","content":"hi"}})");
-  CHECK(sj::write(hooks::cancelCompaction("r")) == R"({"cancel":true,"reason":"r"})");
-  CHECK(sj::write(hooks::overrideRevertInstructions("i")) == R"({"action":"override","instructions_override":"i"})");
-  CHECK(sj::write(hooks::inputTransform("t")) == R"({"action":"transform","new_text":"t"})");
-  CHECK(sj::write(hooks::replaceResult("c")) == R"({"action":"replace","replacement_content":"c"})");
-  CHECK(sj::write(hooks::passThrough(Hook::ProviderAfterResponse)) == "{}");  // HOOK-47
+  CHECK(json::compact(hooks::appendPrompt("x")) == R"({"append_to_system_prompt":"x"})");
+  CHECK(json::compact(hooks::replacePrompt("x")) == R"({"replace_system_prompt":"x"})");
+  CHECK(json::compact(hooks::injectMessage("user", "hi")) == R"({"inject_message":{"role":"user","content":"hi"}})");
+  CHECK(json::compact(hooks::cancelCompaction("r")) == R"({"cancel":true,"reason":"r"})");
+  CHECK(json::compact(hooks::overrideRevertInstructions("i")) == R"({"action":"override","instructions_override":"i"})");
+  CHECK(json::compact(hooks::inputTransform("t")) == R"({"action":"transform","new_text":"t"})");
+  CHECK(json::compact(hooks::replaceResult("c")) == R"({"action":"replace","replacement_content":"c"})");
+  CHECK(json::compact(hooks::passThrough(Hook::ProviderAfterResponse)) == "{}");  // HOOK-47
   CHECK(allHooks().size() == 13);  // HOOK-03
 }
 
@@ -494,7 +494,7 @@ TEST_CASE("RPC-15 unknown requests get -32601 and unknown notifications are igno
   e.send(R"({"jsonrpc":"2.0","id":"s-1","method":"plugin/future","params":{}})");
   auto out = e.drain();
   REQUIRE(out.size() == 1);
-  CHECK(sj::write(out[0]) == R"({"jsonrpc":"2.0","id":"s-1","error":{"code":-32601,"message":"plugin method is not supported"}})");
+  CHECK(json::compact(out[0]) == R"({"jsonrpc":"2.0","id":"s-1","error":{"code":-32601,"message":"plugin method is not supported"}})");
 }
 
 TEST_CASE("RPC-08 ids are echoed with the same JSON type and value", "[sdk][rpc]") {
