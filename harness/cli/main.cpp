@@ -17,7 +17,6 @@
 
 #include "core/protocol/profile.h"
 #include "harness/runner/check.h"
-#include "harness/runner/trace_commands.h"
 
 namespace {
 
@@ -117,45 +116,6 @@ void addProfilesCommand(CLI::App& app, int& exit_code) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// conform lint / record / replay (harness/runner/trace_commands.h does the work)
-// ---------------------------------------------------------------------------------------------
-void addLintCommand(CLI::App& app, int& exit_code) {
-  auto opt = std::make_shared<conform::runner::LintCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("lint", "Check a recorded trace offline against every rule monitor");
-  cmd->add_option("trace", opt->trace, "Trace file (NDJSON, docs/trace-format.md); - for stdin")->required();
-  cmd->add_option("--profile", opt->profile, "Judge by this profile (default: the trace header's)");
-  cmd->add_option("--format", opt->format, "stdout format: console, json, junit, sarif, markdown");
-  cmd->add_option("--report-dir", opt->report_dir, "Also write lint.json, lint.junit.xml, lint.sarif, lint.md here");
-  cmd->add_flag("--stop-on-bad-line", opt->stop_on_bad_line, "Stop at the first unreadable line");
-  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runLint(*opt, std::cout, std::cerr); });
-}
-
-void addRecordCommand(CLI::App& app, int& exit_code) {
-  auto opt = std::make_shared<conform::runner::RecordCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("record", "Transparent tap: run CMD, copy stdin/stdout unchanged, write a trace");
-  cmd->add_option("--out", opt->out, "Trace file to write")->required();
-  cmd->add_option("--profile", opt->profile, "Profile written to the trace header (default 0.0.6)");
-  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin to run")->required();
-  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runRecord(*opt); });
-}
-
-void addReplayCommand(CLI::App& app, int& exit_code) {
-  auto opt = std::make_shared<conform::runner::ReplayCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("replay", "Play one side of a trace into CMD and compare what comes back");
-  cmd->add_option("trace", opt->trace, "Recorded trace")->required();
-  cmd->add_option("--role", opt->role, "Side we play: engine (default; CMD is a plugin) or plugin")
-      ->check(CLI::IsMember({"engine", "plugin"}));
-  cmd->add_option("--timing", opt->timing, "recorded: keep the recorded gaps; fast (default): next step when answered")
-      ->check(CLI::IsMember({"recorded", "fast"}));
-  cmd->add_option("--out", opt->out, "Write the replayed conversation as a trace");
-  cmd->add_option("--profile", opt->profile, "Profile (default: the trace header's)");
-  cmd->add_option("--step-timeout-ms", opt->step_timeout_ms, "fast timing: per-step wait for the recorded answers");
-  cmd->add_flag("!--no-lint", opt->lint, "Do not run the monitors over the replayed conversation");
-  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the process to replay into")->required();
-  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runReplay(*opt, std::cout, std::cerr); });
-}
-
-// ---------------------------------------------------------------------------------------------
 // conform check / conform run (harness/runner/check.h does the work; docs/check.md, docs/dsl.md)
 // ---------------------------------------------------------------------------------------------
 void addCheckCommand(CLI::App& app, int& exit_code) {
@@ -191,7 +151,7 @@ void addRunCommand(CLI::App& app, int& exit_code) {
 
 // Later subcommands (check, check-engine, fuzz, replay, lint …) add one line here.
 using CommandRegistrar = void (*)(CLI::App&, int& exit_code);
-constexpr CommandRegistrar kCommands[] = {addProfilesCommand, addLintCommand, addRecordCommand, addReplayCommand, addCheckCommand, addRunCommand};
+constexpr CommandRegistrar kCommands[] = {addProfilesCommand, addCheckCommand, addRunCommand};
 
 }  // namespace
 
