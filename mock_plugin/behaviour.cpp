@@ -366,6 +366,7 @@ void exampleProduce(Context ctx, std::string session, std::function<void(std::op
 
 PluginBuilder producerExample(const ProducerExampleEnv& env, const BehaviourOptions& o) {
   PluginBuilder b(o.name, o.version);
+  b.profile(o.profile);  // 0.0.4 has no producer messaging: build() then refuses it (SDK-09)
   b.enableProducers();
   if (!env.session_id) {
     // Without a configured session the example produces into the session of the first event it sees.

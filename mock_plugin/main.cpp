@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   BehaviourOptions opt;
   const Fault* fault = nullptr;
   std::optional<std::string> behaviour_file, example;
-  bool name_given = false;
+  bool name_given = false, profile_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char* {
@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
       auto p = parseProfile(v);
       if (!p) { std::cerr << "conform-plugin: unknown profile `" << v << "` (use 0.0.6 or 0.0.4)\n"; return 2; }
       opt.profile = *p;
+      profile_given = true;
     } else if (a == "--fault") {
       std::string v = value();
       fault = findFault(v);
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (name_given) spec->name = opt.name;  // the configured name wins (INIT-13)
+    if (profile_given) spec->profile = protocolVersion(opt.profile);  // so does the command line
     opt.profile = parseProfile(spec->profile).value_or(Profile::V006);
     builder.emplace(behaviourBuilder(*spec));
   } else if (example) {

@@ -1,7 +1,7 @@
 // The fault gallery (issue 3 §4): at least 40 faults, each with a rule ID, and each one changes the
 // plugin's wire behaviour compared with the conforming run of the same engine conversation.
 // Driven in-process on the VirtualClock; the three process-level faults (two aborts, one linger)
-// still need the spawning end-to-end test (left for the next engineer, see docs/reference-plugin.md).
+// are proved by spawning the executable in e2e_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <set>

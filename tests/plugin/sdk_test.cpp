@@ -242,7 +242,7 @@ TEST_CASE("SDK-19 SDK-20 at most 128 producer requests await replies; the 129th 
   CHECK(e.srv->pendingReplies() == 128);
 }
 
-TEST_CASE("SDK-21 SDK-15 recovery runs in its own slot while 64 callbacks are busy, and its ACKs resolve", "[sdk][bounds]") {
+TEST_CASE("SDK-21 SDK-15 SDK-22 SDK-11 recovery runs in its own slot while 64 callbacks are busy, and its ACKs resolve", "[sdk][bounds]") {
   auto held = std::make_shared<std::vector<ToolReply>>();
   auto handle = std::make_shared<std::optional<ProducerHandle>>();
   PluginBuilder b("p", "1");
