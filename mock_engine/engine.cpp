@@ -101,6 +101,43 @@ void Engine::setRequestHandler(const std::string& method, RequestHandler h) {
 
 void Engine::tick() { impl_->timers.runDue(impl_->clk.now()); }
 
+// ---- issue 5 additions (engine3) ------------------------------------------------------------------
+void Engine::setAsyncRequestHandler(const std::string& method, AsyncRequestHandler h) {
+  impl_->async_handlers[method] = std::move(h);
+}
+void Engine::setConnectionWatch(std::function<void(ConnId, const std::string&, bool)> fn) {
+  impl_->conn_watch = std::move(fn);
+}
+bool Engine::requestPlugin(const std::string& plugin, const std::string& method,
+                           const std::string& params_json, clock::Duration timeout, ResponseFn done) {
+  Impl& m = *impl_;
+  for (auto& p : m.plugins) {
+    if (p.cfg.name != plugin) continue;
+    Conn* c = m.conn(p.conn);
+    if (!c || c->ended || !c->handshake_done || c->shutdown_sent || c->stdin_closed) return false;
+    PendingRequest pr;
+    pr.kind = PendingRequest::Kind::Custom;
+    pr.done = std::make_shared<ResponseFn>(std::move(done));
+    m.sendRequest(*c, method, params_json, pr, timeout);
+    return true;
+  }
+  return false;
+}
+bool Engine::restoreSession(const std::string& id) {
+  if (impl_->sessions.count(id)) return false;
+  Session& s = impl_->sessions[id];
+  s.id = id;
+  return true;
+}
+void Engine::recordPluginDiagnostic(const std::string& session, const std::string& plugin,
+                                    const std::string& kind, std::string_view message) {
+  for (std::size_t i = 0; i < impl_->plugins.size(); ++i)
+    if (impl_->plugins[i].cfg.name == plugin) impl_->recordDiagnostic(session, i, kind, message);
+}
+void Engine::post(std::function<void()> fn) {
+  impl_->timers.schedule(impl_->clk.now(), std::move(fn));
+}
+
 std::string Engine::newUuid() {
   // UUIDv7 layout: 48-bit wall-clock milliseconds, version 7, then a counter in the random bits.
   // Deterministic on a VirtualClock, unique within the engine (the counter never repeats).
@@ -408,6 +445,8 @@ std::int64_t Engine::Impl::sendRequest(Conn& c, const std::string& method,
       auto cit = calls.find(p.ref);
       if (cit != calls.end())
         finishCall(cit->second, CallState::Failed, "plugin tool call timed out", cc);
+    } else if (p.kind == PendingRequest::Kind::Custom && p.done) {
+      (*p.done)(nullptr, "timed out");  // HOOK-06: the chain fails open
     }
   });
   c.pending[id] = pr;
@@ -435,6 +474,7 @@ void Engine::Impl::endConnection(Conn& c, PluginState final_state,
     timers.cancel(pr.timer);
     if (pr.kind == PendingRequest::Kind::Ping)
       finishPing(pr.handle, PingStatus::State::Failed, "plugin disconnected");
+    if (pr.kind == PendingRequest::Kind::Custom && pr.done) (*pr.done)(nullptr, "plugin disconnected");
   }
   failCallsOf(c, "plugin `" + p.cfg.name + "` stopped during tool call");
   c.queue.clear();
@@ -461,6 +501,7 @@ void Engine::Impl::endConnection(Conn& c, PluginState final_state,
   }
   setState(p, final_state, std::move(reason));
   checkShutdownFinished(p);
+  if (conn_watch && c.handshake_done) conn_watch(c.id, p.cfg.name, false);  // RECOV-14
 }
 
 void Engine::Impl::checkShutdownFinished(PluginSlot& p) {
@@ -603,6 +644,9 @@ void Engine::Impl::handleResponse(Conn& c, const json::Value& msg) {
     case PendingRequest::Kind::ToolCall:
       handleToolResult(c, pr, msg);
       return;
+    case PendingRequest::Kind::Custom:
+      if (pr.done) (*pr.done)(&msg, "");
+      return;
   }
 }
 
@@ -611,6 +655,25 @@ void Engine::Impl::handleRequest(Conn& c, const json::Value& msg) {
   const json::Value* params = json::member(msg, "params");
   json::Value null_params;
   std::string id = idText(msg["id"]);  // RPC-17: echoed verbatim
+  if (auto ait = async_handlers.find(method); ait != async_handlers.end()) {
+    // Issue 5: deferred reply, answered with the original id (RPC-17, PROD-35).
+    ConnId cid = c.id;
+    auto sent = std::make_shared<bool>(false);
+    Responder respond = [this, cid, id, sent](Expected<json::Document, RpcError> r) {
+      if (*sent) return;
+      *sent = true;
+      Conn* cc = conn(cid);
+      if (!cc || cc->ended) return;
+      std::string out =
+          r ? R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":)" + json::compact(*r) + "}"
+            : R"({"jsonrpc":"2.0","id":)" + id + R"(,"error":{"code":)" +
+                  std::to_string(r.error().code) + R"(,"message":)" + quoteJson(r.error().message) +
+                  "}}";
+      sendOrDefer(*cc, out);
+    };
+    ait->second(c.id, plugins[c.plugin].cfg.name, params ? *params : null_params, std::move(respond));
+    return;
+  }
   auto it = request_handlers.find(method);
   std::string reply;
   if (it == request_handlers.end()) {
@@ -728,6 +791,7 @@ void Engine::Impl::handleInitializeResult(Conn& c, const json::Value& msg) {
   // Step 9: recovery/start is the next frame on a producer-enabled connection (issue 5 runs it).
   if (p.status.producer_enabled)
     writeFrame(c, R"({"jsonrpc":"2.0","method":"plugin/recovery/start","params":{}})");
+  if (conn_watch) conn_watch(c.id, p.cfg.name, true);  // RECOV-14: handshake wakes the watch
   auto deferred = std::move(c.deferred);
   c.deferred.clear();
   for (auto& f : deferred) writeFrame(c, f);

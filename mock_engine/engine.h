@@ -252,6 +252,32 @@ class Engine {
       ConnId conn, const std::string& plugin, const json::Value& params)>;
   void setRequestHandler(const std::string& method, RequestHandler h);
 
+  // ---- issue 5 additions (engine3: hooks, producers, recovery, journal) --------------------------
+  // Deferred replies: the handler gets a Responder it calls exactly once, now or later (durable
+  // acceptance finishes after the handler returned, PROD-17/35). A reply for a connection that
+  // ended meanwhile is dropped (the plugin sees a commit-uncertain send, PROD-21).
+  using Responder = std::function<void(Expected<json::Document, RpcError>)>;
+  using AsyncRequestHandler = std::function<void(ConnId conn, const std::string& plugin,
+                                                 const json::Value& params, Responder reply)>;
+  void setAsyncRequestHandler(const std::string& method, AsyncRequestHandler h);
+  // Called when a connection's handshake is accepted (up = true, right after
+  // plugin/recovery/start was written) and when a connection ends (up = false). RECOV-14.
+  void setConnectionWatch(std::function<void(ConnId, const std::string& plugin, bool up)> fn);
+  // Engine -> plugin request with a completion callback (hooks, HOOK-06). `done` gets the whole
+  // response object, or nullptr with a reason on timeout, disconnect or unwritable connection.
+  // Returns false (without calling `done`) when the plugin has no connected connection.
+  using ResponseFn = std::function<void(const json::Value* response, const std::string& why)>;
+  bool requestPlugin(const std::string& plugin, const std::string& method,
+                     const std::string& params_json, clock::Duration timeout, ResponseFn done);
+  // Recreates a session with a known id (journal replay after an engine restart). False when it
+  // exists already.
+  bool restoreSession(const std::string& id);
+  // Records a plugin_diagnostic (QUOTA-13 coalescing) on behalf of `plugin` in `session`.
+  void recordPluginDiagnostic(const std::string& session, const std::string& plugin,
+                              const std::string& kind, std::string_view message);
+  // Runs `fn` at the next tick() (coalescing watches, RECOV-14).
+  void post(std::function<void()> fn);
+
   std::string newUuid();
 
   struct Impl;  // engine_impl.h: shared by the engine_*.cpp files

@@ -18,7 +18,8 @@ namespace conform::engine {
 inline constexpr clock::Duration kReapTimeout = std::chrono::seconds(5);
 
 struct PendingRequest {
-  enum class Kind { Initialize, Ping, ToolCall } kind = Kind::Initialize;
+  enum class Kind { Initialize, Ping, ToolCall, Custom } kind = Kind::Initialize;
+  std::shared_ptr<Engine::ResponseFn> done;  // Kind::Custom (issue 5: hooks)
   std::string ref;          // tool call invocation id
   std::uint64_t handle = 0; // ping handle
   clock::TimerQueue::Id timer = 0;
@@ -85,6 +86,8 @@ struct Engine::Impl {
 
   std::uint64_t uuid_counter = 0;
   std::map<std::string, RequestHandler> request_handlers;
+  std::map<std::string, AsyncRequestHandler> async_handlers;  // issue 5
+  std::function<void(ConnId, const std::string&, bool)> conn_watch;  // issue 5 (RECOV-14)
   std::function<void(const ToolCallStatus&)> tool_done;
   std::function<void(std::uint64_t, const PingStatus&)> ping_done;
 
