@@ -19,6 +19,11 @@ namespace conform::runner {
 constexpr std::chrono::milliseconds kHandshakeSlack{1000};
 // After the steps the engine shuts down (SHUT-01…03) and we wait this much beyond its grace.
 constexpr std::chrono::milliseconds kShutdownSlack{1500};
+// The reference engine kills a plugin the moment its stdout reaches EOF (FRAME-17). A conforming
+// SDK closes stdout on its way to exit 0, so an immediate SIGKILL would race with — and hide — the
+// plugin's own exit status, which is what role engine tests (FRAME-18, SHUT-08/09). The host gives
+// the process this long to exit by itself before carrying the kill out.
+constexpr std::chrono::milliseconds kKillDelay{250};
 
 std::string defaultPluginName(const std::vector<std::string>& argv) {
   if (argv.empty()) return "plugin";
@@ -125,9 +130,24 @@ void CaseRunner::closeStdin(engine::ConnId conn) {
 void CaseRunner::kill(engine::ConnId conn) {
   auto it = chans_.find(conn);
   if (it == chans_.end()) return;
-  it->second->close(false);  // process group SIGKILL + bounded reap
-  if (tw_) tw_->note("engine killed the plugin process group");
-  // The Exited event is queued by the channel; dispatch() reports it.
+  if (!it->second->running()) return;
+  if (!pending_kill_.count(conn)) pending_kill_[conn] = wire::deadlineIn(kKillDelay);  // see kKillDelay
+}
+
+void CaseRunner::killDue() {
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = pending_kill_.begin(); it != pending_kill_.end();) {
+    auto ch = chans_.find(it->first);
+    if (ch == chans_.end() || (it->second <= now) || !ch->second->running()) {
+      if (ch != chans_.end() && ch->second->running()) {
+        ch->second->close(false);  // process group SIGKILL + bounded reap; Exited is queued
+        if (tw_ && it->first == conn_) tw_->note("engine killed the plugin process group");
+      }
+      it = pending_kill_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 // ---- engine::Observer ------------------------------------------------------------------------
@@ -155,8 +175,22 @@ wire::Channel* CaseRunner::channel() {
 
 void CaseRunner::inject(std::string_view bytes, bool is_frame) {
   if (tw_) {
-    if (is_frame && bytes.size() && bytes.back() == '\n') tw_->frame(trace::Dir::EngineToPlugin, bytes.substr(0, bytes.size() - 1));
-    else tw_->raw(trace::Dir::EngineToPlugin, bytes);
+    // Exact bytes are traced line by line, as the plugin's framer will cut them (a CR before the LF
+    // is flagged, FRAME-08), so the monitors see injected requests; an unterminated tail is raw.
+    (void)is_frame;
+    std::string_view rest = bytes;
+    while (!rest.empty()) {
+      auto nl = rest.find('\n');
+      if (nl == std::string_view::npos) {
+        tw_->raw(trace::Dir::EngineToPlugin, rest);
+        break;
+      }
+      std::string_view line = rest.substr(0, nl);
+      bool cr = !line.empty() && line.back() == '\r';
+      if (cr) line.remove_suffix(1);
+      tw_->frame(trace::Dir::EngineToPlugin, line, cr);
+      rest.remove_prefix(nl + 1);
+    }
   }
   injecting_ = true;
   bool ok = eng_->injectBytes(cfg_.plugins[0].name, bytes);
@@ -169,6 +203,7 @@ void CaseRunner::inject(std::string_view bytes, bool is_frame) {
 }
 
 void CaseRunner::dispatch() {
+  killDue();
   for (auto& [conn, ch] : chans_) {
     while (auto ev = ch->poll()) {
       using K = wire::ChannelEvent::Kind;
@@ -256,6 +291,8 @@ bool CaseRunner::pumpUntil(wire::SteadyTime deadline, const std::function<bool()
           (next - clk_.offset()).time_since_epoch()));
       if (real < wake) wake = std::max(real, now);
     }
+    for (const auto& [c, at] : pending_kill_)
+      if (at < wake) wake = std::max(at, now);
     reactor_.waitAny(wake);
   }
 }
@@ -357,6 +394,10 @@ CaseRun CaseRunner::run() {
       out.result.verdict = reports::Verdict::NotApplicable;
       out.result.skip_reason = *na;
     } else {
+      // The steps start with an empty inbox: the handshake belongs to the engine, unless the case
+      // judges it (then its frames stay visible to `expect frame …`).
+      if (!case_.judges_handshake)
+        for (Inbound& in : inbox_) in.consumed = true;
       execAll(case_.steps);
     }
     finish();

@@ -76,6 +76,7 @@ class CaseRunner final : public engine::Host, public engine::Observer {
   // setup / plumbing (check_case.cpp)
   bool configure(std::string& error);
   void dispatch();
+  void killDue();
   // Runs I/O and engine timers until pred() holds or `deadline` (real) passes. Returns pred().
   bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred);
   void pumpFor(std::chrono::milliseconds d);
@@ -123,6 +124,8 @@ class CaseRunner final : public engine::Host, public engine::Observer {
   std::unique_ptr<engine::Engine> eng_;
   std::map<engine::ConnId, std::unique_ptr<wire::Channel>> chans_;
   std::map<engine::ConnId, bool> exit_reported_;
+  // Kills the engine asked for, deferred until this instant (see kill()).
+  std::map<engine::ConnId, wire::SteadyTime> pending_kill_;
   engine::ConnId conn_ = 0;  // the current connection
   std::deque<Inbound> inbox_;
   json::Captures caps_;

@@ -49,7 +49,7 @@ bool CaseRunner::fail(const Step& s, std::string message, std::string expected, 
                       std::vector<reports::Evidence> ev) {
   if (!failure_)
     failure_ = StepFailure{fmt::format("{}: {}", s.loc.str(), message), std::move(expected), std::move(actual), std::move(ev)};
-  if (tw_) tw_->note(fmt::format("FAILED {}: {}", s.loc.str(), failure_->message));
+  if (tw_) tw_->note("FAILED " + failure_->message);
   return false;
 }
 
