@@ -4,7 +4,8 @@ target_compile_options(conform_flags INTERFACE -Wall -Wextra -Wpedantic -Wshadow
 if(CONFORM_WERROR)
   target_compile_options(conform_flags INTERFACE -Werror)
 endif()
-if(CONFORM_SANITIZE)
+# CONFORM_FUZZ implies the sanitizers: a fuzzer without ASan + UBSan finds only segfaults.
+if(CONFORM_SANITIZE OR CONFORM_FUZZ)
   # clang's UBSan flags RapidJSON's internal stack on every parse: ignore list in cmake/ubsan.ignore.
   set(san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
@@ -12,4 +13,11 @@ if(CONFORM_SANITIZE)
   endif()
   target_compile_options(conform_flags INTERFACE ${san})
   target_link_options(conform_flags INTERFACE -fsanitize=address,undefined)
+endif()
+if(CONFORM_FUZZ)
+  # Coverage instrumentation for libFuzzer on every object, without libFuzzer's main(): only the
+  # fuzz targets link -fsanitize=fuzzer (fuzz/CMakeLists.txt). Other executables of this build
+  # dir still link (the ASan runtime provides the coverage callbacks) but are not meant to run:
+  # use a separate build dir (DEPENDENCIES.md).
+  target_compile_options(conform_flags INTERFACE -fsanitize=fuzzer-no-link)
 endif()
