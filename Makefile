@@ -2,15 +2,18 @@
 #   make run    install what is missing, build, run the main job (reports in ./conform-reports)
 #   make test   install what is missing, build, run every test
 # Others: make build | make asan-test | make bench | make clean
+#         make fuzz-replay | make fuzz-smoke [FUZZ_SECONDS=20]   (fuzz/Fuzzing.md)
 BUILD     ?= build
 ASAN      ?= build-asan
+FUZZ      ?= build-fuzz
+FUZZ_SECONDS ?= 20
 CXX_BIN   ?= clang++-14
 C_BIN     ?= clang-14
 JOBS      ?= $(shell nproc)
 CMAKE_ARGS ?=
 CONFIGURE = cmake -S . -G Ninja -DCMAKE_CXX_COMPILER=$(CXX_BIN) -DCMAKE_C_COMPILER=$(C_BIN) $(CMAKE_ARGS)
 
-.PHONY: deps build run test asan-build asan-test bench clean
+.PHONY: deps build run test asan-build asan-test bench clean fuzz-build fuzz-replay fuzz-smoke
 
 deps:
 	@bash scripts/deps.sh
@@ -42,3 +45,20 @@ bench: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN)
+
+# Fuzzing (fuzz/Fuzzing.md). fuzz-build / fuzz-replay use the ordinary build, where every fuzz
+# target links fuzz/main_plain.cpp and replays its seed corpus as a CTest test labelled "fuzz".
+fuzz-build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target fuzz_all
+
+fuzz-replay: fuzz-build
+	ctest --test-dir $(BUILD) -L '^fuzz$$' -j $(JOBS) --output-on-failure --timeout 300
+
+# libFuzzer + ASan + UBSan in its own build dir (-fsanitize=fuzzer-no-link on every object).
+# -O1 without NDEBUG: RapidJSON's assertions stay on, so misuse of its API is caught too.
+$(FUZZ)/build.ninja:
+	$(CONFIGURE) -B $(FUZZ) -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" -DCONFORM_FUZZ=ON
+
+fuzz-smoke: deps $(FUZZ)/build.ninja
+	cmake --build $(FUZZ) -j $(JOBS) --target fuzz_all
+	bash fuzz/smoke.sh $(FUZZ) $(FUZZ_SECONDS)
