@@ -40,6 +40,19 @@ std::string_view str(const json::Value* v) {
   return {v->GetString(), v->GetStringLength()};
 }
 
+std::optional<protocol::DeclarationProblem> declarationProblem(const json::Value* init_result) {
+  const json::Value* tools = member(init_result, "tools");
+  if (!tools || !tools->IsArray() || tools->Size() > kMaxTools) return std::nullopt;
+  std::vector<protocol::ToolDeclaration> decls;
+  decls.reserve(tools->Size());
+  for (const json::Value& t : tools->GetArray()) {
+    auto d = protocol::Profile::decode<protocol::ToolDeclaration>(t);
+    if (!d) return std::nullopt;
+    decls.push_back(std::move(*d));
+  }
+  return protocol::checkToolDeclarations(decls);
+}
+
 int hookIndex(std::string_view name) {
   for (std::size_t i = 0; i < kHookNames.size(); ++i)
     if (kHookNames[i] == name) return static_cast<int>(i);
@@ -243,6 +256,8 @@ void ConnectionState::handshakeResult(const Observation& o) {
       }
       DeclaredTool d;
       d.name = std::string(name);
+      if (std::string_view prp = str(member(&t, "primary_resource_param")); !prp.empty())
+        d.primary_resource_param = std::string(prp);
       const json::Value* out = member(&t, "output");
       if (str(member(out, "kind")) == "named") {
         d.named = true;
@@ -251,6 +266,13 @@ void ConnectionState::handshakeResult(const Observation& o) {
       }
       tools_.push_back(std::move(d));
     }
+  }
+  // INIT-21 [impl]: R4 refuses a plugin whose declarations fail §6.3 step 6.
+  if (auto problem = declarationProblem(r)) {
+    hs_.refused = true;
+    hs_.refused_rule = problem->rule_id;
+    tools_.clear();
+    return;
   }
   hs_.ok = true;
 }

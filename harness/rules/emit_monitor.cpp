@@ -11,6 +11,8 @@
 // "published" when the trace proves a rejection (unknown/spent/expired/ended/mismatched token,
 // name or size out of limits, quota certainly exhausted), the context-rejection status of the
 // profile (EMIT-15), and durable always "rejected" in 0.0.6 (EMIT-16).
+// EMIT-17 [chosen]: with publish_session_events a published result's reason points to
+// plugin/producer/send.
 // Deliberately never judged: "should have been published" (the engine may hold fewer grants,
 // R4 caps active tokens at 1,024, and its clock runs behind the trace), expiry within ±250 ms of 5 s,
 // sizes within the serialisation tolerance below.
@@ -52,18 +54,27 @@ struct SizeInfo {
   std::size_t bytes = 0;
   std::size_t numbers = 0;
 };
-void countNumbers(const json::Value& v, std::size_t& n) {
-  if (v.IsNumber()) ++n;
-  else if (v.IsArray()) for (const auto& e : v.GetArray()) countNumbers(e, n);
-  else if (v.IsObject()) for (const auto& e : v.GetObject()) countNumbers(e.value, n);
-}
+// One walk: the writer counts bytes, the overrides count numbers (the tolerance needs both).
+// rapidjson's Accept() is a template on the handler's static type, so hiding is enough.
+struct CountingWriter : rapidjson::Writer<CountingStream> {
+  using Base = rapidjson::Writer<CountingStream>;
+  std::size_t numbers = 0;
+  explicit CountingWriter(CountingStream& s) : Base(s) {}
+  bool Int(int i) { ++numbers; return Base::Int(i); }
+  bool Uint(unsigned u) { ++numbers; return Base::Uint(u); }
+  bool Int64(std::int64_t i) { ++numbers; return Base::Int64(i); }
+  bool Uint64(std::uint64_t u) { ++numbers; return Base::Uint64(u); }
+  bool Double(double d) { ++numbers; return Base::Double(d); }
+  bool RawNumber(const Ch* str, rapidjson::SizeType len, bool copy) {
+    ++numbers;
+    return Base::RawNumber(str, len, copy);
+  }
+};
 SizeInfo compactSize(const json::Value& v) {
   CountingStream c;
-  rapidjson::Writer<CountingStream> w(c);
+  CountingWriter w(c);
   v.Accept(w);
-  SizeInfo s{c.n, 0};
-  countNumbers(v, s.numbers);
-  return s;
+  return SizeInfo{c.n, w.numbers};
 }
 // Our writer and the engine's may spell numbers differently (1e3 vs 1000.0) and escape strings
 // differently; sizes closer to a limit than this are not judged.
@@ -122,6 +133,7 @@ class EmitMonitor : public Monitor {
 
  private:
   std::unordered_map<std::string, Grant> grants_;
+  std::string key_;  // reused lookup key: deliveries of known tokens allocate nothing
   bool grants_full_ = false;
   std::deque<PendingEmit> pending_;
   bool pending_overflow_ = false;
@@ -130,8 +142,8 @@ class EmitMonitor : public Monitor {
   void delivery(const Observation& o) {
     std::string_view token = str(member(o.msg.params, "context_id"));
     if (token.empty()) return;
-    std::string key(token);
-    auto it = grants_.find(key);
+    key_.assign(token.data(), token.size());
+    auto it = grants_.find(key_);
     if (it == grants_.end()) {
       if (grants_.size() >= kMaxGrants) {
         prune(o.t());
@@ -140,12 +152,13 @@ class EmitMonitor : public Monitor {
           return;
         }
       }
-      it = grants_.emplace(std::move(key), Grant{}).first;
+      it = grants_.emplace(key_, Grant{}).first;
     } else if (it->second.spent) {
       return;  // once spent, a token stays spent (§11.3)
     }
     Grant& g = it->second;
-    g.session = std::string(str(member(o.msg.params, "session_id")));
+    std::string_view session = str(member(o.msg.params, "session_id"));
+    g.session.assign(session.data(), session.size());  // reuses the capacity of a re-armed grant
     g.t_us = o.t();
     g.line = o.line();
     g.request = o.msg.isRequest();
@@ -183,6 +196,10 @@ class EmitMonitor : public Monitor {
                  "a notification without id", fmt::format("id {}", o.msg.id.render()), {o.evidence()});
     const json::Value* p = o.msg.params;
     if (!p || !p->IsObject()) return;  // RPC-11; R4 treats it as fatal (EMIT-22)
+    // The payload is walked once per emit (QUOTA-01 and the quota bytes share the result).
+    const json::Value* payload = member(p, "payload");
+    std::optional<SizeInfo> size;
+    if (payload) size = compactSize(*payload);
     PendingEmit e;
     e.name = std::string(str(member(p, "name")));
     e.session = std::string(str(member(p, "session_id")));
@@ -195,17 +212,14 @@ class EmitMonitor : public Monitor {
       e.why = "the handshake had not completed";
     } else if (hs.ok) {
       judgeToken(e, o);
-      if (e.token_certain) judgeLimits(e, p);
+      if (e.token_certain) judgeLimits(e, size);
       if (e.expect == Expect::Unknown && e.token_certain && !hs.publish_bus) {
         e.expect = Expect::Capability;
         e.rule = "EMIT-20";
         e.why = "the plugin did not declare publish_bus";
       }
     }
-    if (const json::Value* payload = member(p, "payload")) {
-      SizeInfo si = compactSize(*payload);
-      e.bytes_lo = si.bytes > sizeTolerance(si) ? si.bytes - sizeTolerance(si) : 0;
-    }
+    if (size) e.bytes_lo = size->bytes > sizeTolerance(*size) ? size->bytes - sizeTolerance(*size) : 0;
     if (pending_.size() >= kMaxPendingEmits) {
       pending_overflow_ = true;
       return;
@@ -252,7 +266,7 @@ class EmitMonitor : public Monitor {
     }
   }
 
-  void judgeLimits(PendingEmit& e, const json::Value* p) {
+  void judgeLimits(PendingEmit& e, const std::optional<SizeInfo>& size) {
     auto chars = protocol::utf8Length(e.name);
     if (!chars || *chars == 0 || *chars > protocol::limits::kEmitNameMaxChars || !protocol::isControlFree(e.name)) {
       e.expect = Expect::Limits;
@@ -260,14 +274,11 @@ class EmitMonitor : public Monitor {
       e.why = "the name is empty, longer than 128 characters or contains a control character";
       return;
     }
-    if (const json::Value* payload = member(p, "payload")) {
-      SizeInfo si = compactSize(*payload);
-      if (si.bytes > protocol::limits::kEmitPayloadMaxBytes + sizeTolerance(si)) {
-        e.expect = Expect::Limits;
-        e.rule = "QUOTA-01";
-        e.why = fmt::format("the payload serializes to about {} bytes (limit {})", si.bytes,
-                            protocol::limits::kEmitPayloadMaxBytes);
-      }
+    if (size && size->bytes > protocol::limits::kEmitPayloadMaxBytes + sizeTolerance(*size)) {
+      e.expect = Expect::Limits;
+      e.rule = "QUOTA-01";
+      e.why = fmt::format("the payload serializes to about {} bytes (limit {})", size->bytes,
+                          protocol::limits::kEmitPayloadMaxBytes);
     }
   }
 
@@ -298,6 +309,15 @@ class EmitMonitor : public Monitor {
     if (prof.id() == protocol::Profile::Id::V006 && !durable.empty() && durable != "rejected")
       out.report("EMIT-16", reports::kBindsEngine, "the legacy durable route was not rejected",
                  "durable \"rejected\"", fmt::format("durable \"{}\"", durable), ev);
+    // EMIT-17 [chosen]: with publish_session_events the result explains the rejected durable route
+    // and points to plugin/producer/send. Judged on published results only (a rejection's reason
+    // names the rejection).
+    if (prof.id() == protocol::Profile::Id::V006 && published && s.handshake().publish_session_events &&
+        str(member(p, "reason")).find("plugin/producer/send") == std::string_view::npos)
+      out.report("EMIT-17", reports::kBindsEngine,
+                 "the result does not explain the rejected durable route",
+                 "a reason naming the durable route and pointing to plugin/producer/send",
+                 member(p, "reason") ? fmt::format("reason \"{}\"", str(member(p, "reason"))) : "no reason", ev);
     auto fail = [&](std::string expected) {
       out.report(e.rule, reports::kBindsEngine, fmt::format("an emit was published although {}", e.why),
                  std::move(expected), fmt::format("bus \"{}\"", bus), ev);

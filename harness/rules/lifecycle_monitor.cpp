@@ -11,6 +11,10 @@
 //   RECOV-03 first frame after the handshake, only when both sides opted in
 //   RECOV-10 repeating the identical outcome succeeds; a different one is rejected
 //   RECOV-17 completion before start → -32048; on a non-producer connection → -32040
+//   SHUT-02 the engine closes stdin after plugin/shutdown (a kill with stdin still open breaks it)
+//   INIT-21 [impl] declaration problems of §6.3 step 6 (description, permission_name, primary
+//           resource parameter) — reported against the plugin; the engine must then refuse it
+//   SDK-05 a 0.0.6 SDK reports publish_session_events:false (advisory: only SDK plugins are bound)
 // Shapes (INIT-02/09/16/17, PING-01, SHUT-01, RECOV-05) are judged by rpc_monitor through
 // Profile::validate, once.
 #include <fmt/format.h>
@@ -24,6 +28,7 @@ namespace {
 
 namespace m = protocol::method;
 constexpr std::int64_t kUs = 1000;  // µs per ms
+constexpr std::int64_t kToleranceUs = 250 * kUs;  // RULES.md: timing tolerance ±250 ms
 
 class LifecycleMonitor : public Monitor {
  public:
@@ -67,6 +72,8 @@ class LifecycleMonitor : public Monitor {
   bool init07_reported_ = false, refused_reported_ = false, shut05_reported_ = false;
   bool first_after_hs_checked_ = false;
   std::uint64_t recovery_start_line_ = 0;
+  bool shut02_reported_ = false;
+  std::int64_t shutdown_t_ = 0;  // time of plugin/shutdown (SHUT-02)
   std::uint64_t end_line_ = 0;  // plugin/shutdown or stdin EOF (SHUT-08)
   std::int64_t end_t_ = 0;
   // RECOV-10: the canonical outcome of pending completions by request id (bounded) and the first
@@ -126,6 +133,7 @@ class LifecycleMonitor : public Monitor {
                  "nothing after plugin/shutdown", o.decoded ? fmt::format("`{}`", o.msg.method) : "a frame",
                  {{s.shutdownLine(), "shutdown"}, o.evidence()});
     }
+    if (is_shutdown && !shutdown_t_) shutdown_t_ = o.t() ? o.t() : 1;
     if (is_shutdown && !end_line_) {
       end_line_ = o.line();
       end_t_ = o.t();
@@ -148,6 +156,19 @@ class LifecycleMonitor : public Monitor {
       out.report("INIT-10", reports::kBindsPlugin, "the plugin reports another protocol version",
                  fmt::format("\"{}\"", s.effectiveProfile().version()), fmt::format("\"{}\"", str(v)),
                  {o.evidence()});
+    const json::Value* caps = member(r, "capabilities");
+    if (s.effectiveProfile().id() == protocol::Profile::Id::V006) {
+      const json::Value* pse = member(caps, "publish_session_events");
+      if (pse && pse->IsBool() && pse->GetBool())
+        out.report("SDK-05", reports::kBindsSdk, "the plugin reports publish_session_events:true",
+                   "a 0.0.6 SDK always reports false (session publishing is gone, EMIT-16)",
+                   "publish_session_events:true", {o.evidence()}, /*advisory=*/true);
+    }
+    if (auto problem = declarationProblem(r); problem && problem->rule_id != "INIT-20")
+      out.report(problem->rule_id, reports::kBindsPlugin, "a tool declaration fails the engine's declaration checks",
+                 "non-empty description, snake_case permission_name, primary_resource_param in "
+                 "parameters.properties (§6.3 step 6)",
+                 fmt::format("{}: {}", problem->path, problem->message), {o.evidence()});
     if (const json::Value* tools = member(r, "tools"); tools && tools->IsArray()) {
       std::unordered_set<std::string_view> names;
       for (const json::Value& t : tools->GetArray()) {
@@ -216,7 +237,9 @@ class LifecycleMonitor : public Monitor {
       return;
     }
     bool same = *accepted_outcome_ == outcome;
-    if (same && !success)
+    // Only -32048 contradicts RECOV-10: -32041 (overload) and -32042 (stale) are legitimate at any
+    // time and say nothing about the outcome.
+    if (same && code == wire::kRecoveryConflict)
       out.report("RECOV-10", reports::kBindsEngine, "repeating the identical recovery outcome was rejected",
                  "success {} for the same outcome", fmt::format("error {}", code), ev);
     if (!same && success)
@@ -227,7 +250,18 @@ class LifecycleMonitor : public Monitor {
   // SHUT-08: killed by a signal at least the default grace after shutdown/stdin EOF means the plugin
   // did not exit by itself. A configured grace can only be longer than what we assume here when
   // the kill came later, so an earlier kill (shorter grace) is never held against the plugin.
-  void exitEvent(const Observation& o, const ConnectionState&, FindingSink& out) {
+  void exitEvent(const Observation& o, const ConnectionState& s, FindingSink& out) {
+    // SHUT-02: after plugin/shutdown the engine closes stdin, then waits the grace. A kill while
+    // stdin was never closed breaks step 2. Within kToleranceUs of the notification the tap may
+    // have seen the exit before the close (both happen at once in a zero-grace configuration).
+    if (s.shutdownLine() && o.ev->signal && !s.stdinEofLine() && !shut02_reported_ &&
+        o.t() - shutdown_t_ > kToleranceUs) {
+      shut02_reported_ = true;
+      out.report("SHUT-02", reports::kBindsEngine, "the plugin was killed but its stdin was never closed",
+                 "plugin/shutdown, then stdin closed (EOF), then the grace period",
+                 fmt::format("killed by {} with stdin still open", o.ev->signal_name.empty() ? "a signal" : o.ev->signal_name),
+                 {{s.shutdownLine(), "shutdown"}, o.evidence()});
+    }
     if (!end_line_ || !o.ev->signal) return;
     std::int64_t waited = o.t() - end_t_;
     if (waited >= static_cast<std::int64_t>(protocol::limits::kShutdownGraceMsDefault) * kUs)

@@ -37,6 +37,7 @@
 #include "core/json/json.h"
 #include "core/protocol/methods.h"
 #include "core/protocol/profile.h"
+#include "core/protocol/tools.h"
 #include "core/trace/trace.h"
 #include "core/wire/rpc.h"
 #include "reports/results.h"
@@ -129,6 +130,8 @@ struct DeclaredTool {
   std::string name;
   bool named = false;
   std::vector<std::string> streams;
+  // TOOL-06: the argument whose value becomes `resource` (nullopt: the declaration says null).
+  std::optional<std::string> primary_resource_param;
 };
 
 // The 13 hook names of PROTOCOL §5.2 (HOOK-03), bit order of Handshake::intercept.
@@ -240,5 +243,8 @@ class MonitorSet {
 std::string compactText(const json::Value& v);  // compact JSON of a value
 const json::Value* member(const json::Value* obj, std::string_view key);
 std::string_view str(const json::Value* v);     // "" unless a string
+// The first declaration problem of §6.3 step 6 (INIT-20/21, without the meta-schema check) in an
+// initialize result's `tools`; nullopt when they pass or cannot be decoded (shape: rpc_monitor).
+std::optional<protocol::DeclarationProblem> declarationProblem(const json::Value* init_result);
 
 }  // namespace conform::rules
