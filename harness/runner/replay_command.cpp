@@ -182,7 +182,10 @@ Frame fromTraceEvent(const trace::TraceEvent& ev) {
   f.raw = std::string(ev.raw);
   f.had_cr = ev.had_cr;
   f.unterminated = ev.unterminated;
-  if (ev.kind == trace::Kind::Frame && ev.frame) f.doc = std::make_shared<const json::Document>(json::copy(*ev.frame));
+  // Parsed again from the exact bytes rather than copied: the reader's DOM holds in-situ strings
+  // that point into its line buffer, and RapidJSON 1.1's CopyFrom shares such strings.
+  if (ev.kind == trace::Kind::Frame)
+    if (auto p = json::parse(f.raw)) f.doc = std::make_shared<const json::Document>(std::move(p->doc));
   classify(f);
   return f;
 }
