@@ -285,3 +285,21 @@ TEST_CASE("behaviour files: a failed recovery outcome and a delayed hook answer"
   REQUIRE(out.size() == 1);
   CHECK(json::compact(*at(out[0], "result")) == R"({"action":"block","reason":"no"})");
 }
+
+TEST_CASE("INIT-26 any engine_version is accepted; the profile's protocol_version is required exactly", "[sdk][init]") {
+  Engine e(PluginBuilder("p", "1"));
+  std::string init = kInit006;
+  init.replace(init.find(R"("engine_version":"t")"), 20, R"("engine_version":"x")");
+  e.send(init);
+  auto out = e.drain();
+  REQUIRE(out.size() == 1);
+  CHECK(at(out[0], "result") != nullptr);
+  // PROTOCOL §18: exact version match before 1.0; a 0.0.6 SDK offered 0.0.7 stops with the rule named.
+  Engine f(PluginBuilder("p", "1"));
+  std::string v7 = kInit006;
+  v7.replace(v7.find(R"("protocol_version":"0.0.6")"), 26, R"("protocol_version":"0.0.7")");
+  f.send(v7);
+  CHECK(f.drain().empty());
+  CHECK(f.srv->state() == ServerState::Failed);
+  CHECK(f.srv->failure().find("SDK-25") == 0);
+}
