@@ -100,6 +100,15 @@ class LineParser {
     if (!err_) err_ = ParseError{locHere(), std::move(msg)};
     return false;
   }
+  // An error about the token just consumed (a bad value, not a missing one).
+  bool errorPrev(std::string msg) {
+    if (!err_) {
+      Loc l = base_;
+      l.column = i_ > 0 ? t_[i_ - 1].column : base_.column;
+      err_ = ParseError{l, std::move(msg)};
+    }
+    return false;
+  }
   bool expected(std::string_view what) { return error(fmt::format("expected {}, found {}", what, found())); }
 
   bool word(std::string& out, std::string_view what) {
@@ -161,7 +170,7 @@ class LineParser {
     if (!keyword("within")) return true;
     Millis d{};
     if (!duration(d)) return false;
-    if (d > kMaxWithin) return error(fmt::format("`within {}` exceeds the {} cap", formatDuration(d), formatDuration(kMaxWithin)));
+    if (d > kMaxWithin) return errorPrev(fmt::format("`within {}` exceeds the {} cap", formatDuration(d), formatDuration(kMaxWithin)));
     out = d;
     return true;
   }
@@ -230,7 +239,7 @@ bool parseExpect(LineParser& p, Step& s) {
     else if (p.keyword("code")) {
       std::int64_t c = 0;
       if (!p.integer(c, "an exit code")) return false;
-      if (c < 0 || c > 255) return p.error("exit codes are 0–255");
+      if (c < 0 || c > 255) return p.errorPrev("exit codes are 0–255");
       s.exit = ExitWant::Code;
       s.code = c;
     }
@@ -244,7 +253,7 @@ bool parseExpect(LineParser& p, Step& s) {
     s.kind = Step::Kind::ExpectState;
     if (!p.word(s.text, "a plugin state (connected, failed, disconnected)")) return false;
     if (s.text != "connected" && s.text != "failed" && s.text != "disconnected" && s.text != "connecting")
-      return p.error(fmt::format("unknown state `{}` (known: connected, connecting, failed, disconnected)", s.text));
+      return p.errorPrev(fmt::format("unknown state `{}` (known: connected, connecting, failed, disconnected)", s.text));
     if (p.keyword("reason") && !p.string(s.reason, "a quoted substring after `reason`")) return false;
     return p.withinOpt(s.within) && p.end();
   }
@@ -301,7 +310,7 @@ bool parseSend(LineParser& p, Step& s) {
     }
     if (t && t->kind == Token::Kind::Word && t->text.rfind("hex:", 0) == 0) {
       if (!detail::decodeHex(std::string_view(t->text).substr(4), s.text))
-        return p.error("invalid hex after `hex:` (pairs of hex digits)");
+        return p.error("invalid hex after `hex:` (pairs of hex digits)");  // token not consumed yet
       std::string dummy;
       p.word(dummy, "");
       return p.end();
@@ -330,7 +339,7 @@ bool parseFault(LineParser& p, Step& s) {
     s.fault = FaultKind::StallReading;
     if (!p.duration(s.duration)) return false;
   } else {
-    return p.error(fmt::format("unknown fault `{}` (known: close-stdin, kill, restart, stall-reading D, drop-reply, disconnect)", k));
+    return p.errorPrev(fmt::format("unknown fault `{}` (known: close-stdin, kill, restart, stall-reading D, drop-reply, disconnect)", k));
   }
   return p.end();
 }
@@ -452,7 +461,7 @@ class FileParser {
       std::int64_t n = 0;
       ok = p.integer(n, "a repeat count");
       if (ok && (n < 1 || n > static_cast<std::int64_t>(kMaxRepeat)))
-        ok = p.error(fmt::format("repeat count must be 1–{}", kMaxRepeat));
+        ok = p.errorPrev(fmt::format("repeat count must be 1–{}", kMaxRepeat));
       s.count = static_cast<std::uint32_t>(n);
       ok = ok && openBlock(p);
     } else if (kw == "for") {

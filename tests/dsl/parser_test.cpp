@@ -1,0 +1,214 @@
+// tests/dsl — the scenario parser: every step kind, every directive, errors with file:line:column,
+// and the --dump-plan golden. Pure (no processes).
+#include <catch2/catch.hpp>
+
+#include "harness/dsl/lexer.h"
+#include "harness/dsl/plan.h"
+
+using namespace conform;
+using dsl::Step;
+
+namespace {
+
+dsl::Plan ok(std::string_view text) {
+  auto p = dsl::parse(text, "t.scn");
+  if (!p) FAIL(p.error().front().str());
+  return std::move(*p);
+}
+
+std::string firstError(std::string_view text) {
+  auto p = dsl::parse(text, "t.scn");
+  REQUIRE_FALSE(p);
+  return p.error().front().str();
+}
+
+const char* kAllSteps = R"(# every step kind
+case EMIT-04 "a context token admits exactly one emit"
+  role engine
+  profile 0.0.6
+  rules EMIT-06 EMIT-13
+  needs publish_bus
+  needs hook tool_before_call
+  needs tool
+  config engine_version "x"
+  drive session.create as $s
+  drive event $s class=ordinary
+  drive tool.call $s echo {"text": "hi"} as $call
+  expect notify plugin/event {"session_id": $s} as $ev within 2s
+  send notify plugin/emit {"session_id": $s, "context_id": $ev.context_id}
+  send request plugin/ping {} as $p
+  send request plugin/ping {} id 9223372036854775807 as $max
+  send request plugin/ping {} id "s-1" as $str
+  expect response $p exact {}
+  expect error $p -32601 {"message": "$*"} within 500ms
+  expect request plugin/producer/register as $reg
+  send response $reg {"producer_id": "p"}
+  send error $reg -32040 "not enabled"
+  send raw hex:FF0A
+  send raw text:"{bad\r\n"
+  send frame {"jsonrpc": "2.0", "method": "x", "params": {}}
+  expect no response within 1s
+  expect no frame
+  expect exit nonzero within 3s
+  expect exit code 3
+  expect exit signal
+  expect exit zero
+  expect exit
+  expect eof within 1s
+  expect state failed reason "UTF-8" within 1s
+  repeat 2 {
+    for each tool as $t {
+      wait 10ms
+    }
+  }
+  for each hook as $h {
+    advance 5s
+  }
+  fault close-stdin
+  fault kill
+  fault restart
+  fault stall-reading 2s
+  fault drop-reply
+  fault disconnect
+  drive ping
+  drive shutdown
+)";
+
+}  // namespace
+
+TEST_CASE("every step kind parses into a typed step", "[dsl]") {
+  dsl::Plan plan = ok(kAllSteps);
+  REQUIRE(plan.cases.size() == 1);
+  const dsl::Case& c = plan.cases[0];
+  CHECK(c.id == "EMIT-04");
+  CHECK(c.area() == "EMIT");
+  CHECK(c.profile == "0.0.6");
+  CHECK(c.rules == std::vector<std::string>{"EMIT-04", "EMIT-06", "EMIT-13"});
+  REQUIRE(c.needs.size() == 3);
+  CHECK(c.needs[1].kind == dsl::Need::Kind::Hook);
+  CHECK(c.needs[1].name == "tool_before_call");
+  CHECK(c.config.at(0) == std::pair<std::string, std::string>{"engine_version", "x"});
+  const auto& s = c.steps;
+  REQUIRE(s.size() == 35);
+  CHECK(s[0].kind == Step::Kind::Drive);
+  CHECK(s[0].as == "s");
+  CHECK(s[2].json);
+  CHECK(s[2].args == std::vector<std::string>{"$s", "echo"});
+  CHECK(s[3].kind == Step::Kind::Expect);
+  CHECK(s[3].msg == dsl::MsgKind::Notify);
+  CHECK(json::compact(*s[3].json) == R"({"session_id":"$s"})");
+  CHECK(s[3].within == dsl::Millis(2000));
+  CHECK(s[4].kind == Step::Kind::SendNotify);
+  CHECK(json::compact(*s[4].json) == R"({"session_id":"$s","context_id":"$ev.context_id"})");
+  CHECK(s[6].id->GetInt64() == INT64_MAX);
+  CHECK(s[7].id->IsString());
+  CHECK(s[8].exact);
+  CHECK(s[9].msg == dsl::MsgKind::Error);
+  CHECK(*s[9].code == -32601);
+  CHECK(s[12].kind == Step::Kind::SendError);
+  CHECK(s[12].text == "not enabled");
+  CHECK(s[13].text == std::string("\xFF\n"));
+  CHECK(s[14].text == "{bad\r\n");
+  CHECK(s[15].kind == Step::Kind::SendFrame);
+  CHECK(s[16].kind == Step::Kind::ExpectNo);
+  CHECK(s[18].exit == dsl::ExitWant::Nonzero);
+  CHECK(*s[19].code == 3);
+  CHECK(s[23].kind == Step::Kind::ExpectEof);
+  CHECK(s[24].reason == "UTF-8");
+  CHECK(s[25].kind == Step::Kind::Repeat);
+  REQUIRE(s[25].body.size() == 1);
+  CHECK(s[25].body[0].kind == Step::Kind::ForEachTool);
+  CHECK(s[25].body[0].body[0].kind == Step::Kind::Wait);
+  CHECK(s[26].kind == Step::Kind::ForEachHook);
+  CHECK(s[26].body[0].duration == dsl::Millis(5000));
+  CHECK(s[30].fault == dsl::FaultKind::StallReading);
+  CHECK(s[30].duration == dsl::Millis(2000));
+  CHECK(s[33].loc.str() == "t.scn:49:3");
+}
+
+TEST_CASE("several cases per file; expect state first judges the handshake", "[dsl]") {
+  dsl::Plan plan = ok("case A-01 \"a\"\n  expect state connected\ncase B-02 \"b\" # c\n  wait 1ms\n");
+  REQUIRE(plan.cases.size() == 2);
+  CHECK(plan.cases[0].judges_handshake);
+  CHECK_FALSE(plan.cases[1].judges_handshake);
+}
+
+TEST_CASE("errors name file:line:column and say what was expected", "[dsl]") {
+  CHECK(firstError("wait 1s\n") == "t.scn:1:1: `wait` outside a case (start one with `case RULE-ID \"title\"`)");
+  CHECK(firstError("case X-01 \"t\"\n  send request plugin/ping [1]\n") ==
+        "t.scn:2:28: expected a JSON object of params, found a JSON literal");
+  CHECK(firstError("case X-01 \"t\"\n  send request plugin/ping {\"a\": }\n") ==
+        "t.scn:2:34: invalid JSON: Invalid value at offset 6");
+  CHECK(firstError("case X-01 \"t\"\n  expect response $p within 2x\n") ==
+        "t.scn:2:29: expected a duration like 250ms or 2s, found `2x`");
+  CHECK(firstError("case X-01 \"t\"\n  frobnicate\n") ==
+        "t.scn:2:3: unknown step `frobnicate` (send, expect, drive, fault, advance, wait, repeat, for each, …)");
+  CHECK(firstError("case X-01 \"t\"\n  repeat 3 {\n  wait 1ms\n") == "t.scn:2:3: block opened here is never closed with `}`");
+  CHECK(firstError("case X-01 \"t\"\n  }\n") == "t.scn:2:3: `}` without an open block");
+  CHECK(firstError("case X-01 \"t\"\n  send raw hex:F\n") == "t.scn:2:12: invalid hex after `hex:` (pairs of hex digits)");
+  CHECK(firstError("case X-01 \"t\"\n  send raw text:\"abc\n") == "t.scn:2:17: unterminated string after text:");
+  CHECK(firstError("case X-01 \"t\"\n  wait 1ms\n  role engine\n") == "t.scn:3:3: `role` must come before the case's first step");
+  CHECK(firstError("case X-01 \"t\"\n  role judge\n") == "t.scn:2:3: unknown role `judge` (engine or plugin)");
+  CHECK(firstError("case X-01 \"t\"\ncase X-01 \"u\"\n") == "t.scn:2:1: duplicate case id `X-01` (first at t.scn:1:1)");
+  CHECK(firstError("case x01 \"t\"\n") == "t.scn:1:6: invalid case id `x01` (use the rule id, e.g. FRAME-05)");
+  CHECK(firstError("case X-01 \"t\"\n  expect exit code 300\n") == "t.scn:2:20: exit codes are 0–255");
+  CHECK(firstError("case X-01 \"t\"\n  fault explode\n") ==
+        "t.scn:2:9: unknown fault `explode` (known: close-stdin, kill, restart, stall-reading D, drop-reply, disconnect)");
+  CHECK(firstError("case X-01 \"t\"\n  repeat 0 {\n  }\n") == "t.scn:2:10: repeat count must be 1–10000");
+  CHECK(firstError("case X-01 \"t\"\n  expect state happy\n") ==
+        "t.scn:2:16: unknown state `happy` (known: connected, connecting, failed, disconnected)");
+  CHECK(firstError("case X-01 \"t\"\n  expect response $p within 2m\n") == "t.scn:2:29: `within 120s` exceeds the 60s cap");
+  CHECK(firstError("case X-01 \"t\"\n  send request m {\"a\": 1, \"a\": 2}\n") ==
+        "t.scn:2:18: invalid JSON: duplicate member name: a");
+  CHECK(firstError("") == "t.scn:1:1: no `case` in the file");
+}
+
+TEST_CASE("every broken line is reported, not just the first", "[dsl]") {
+  auto p = dsl::parse("case X-01 \"t\"\n  bogus\n  wait 1s\n  send nonsense\n", "t.scn");
+  REQUIRE_FALSE(p);
+  REQUIRE(p.error().size() == 2);
+  CHECK(p.error()[0].loc.line == 2);
+  CHECK(p.error()[1].loc.line == 4);
+}
+
+TEST_CASE("durations and hex", "[dsl]") {
+  CHECK(dsl::parseDuration("250ms") == dsl::Millis(250));
+  CHECK(dsl::parseDuration("1.5s") == dsl::Millis(1500));
+  CHECK(dsl::parseDuration("1m") == dsl::Millis(60000));
+  CHECK_FALSE(dsl::parseDuration("5"));
+  CHECK_FALSE(dsl::parseDuration("s"));
+  CHECK_FALSE(dsl::parseDuration("1.2.3s"));
+  CHECK_FALSE(dsl::parseDuration("0.0001ms"));
+  CHECK_FALSE(dsl::parseDuration("99999999999s"));
+  std::string out;
+  CHECK(dsl::detail::decodeHex("ef bb_bf", out));
+  CHECK(out == "\xEF\xBB\xBF");
+  CHECK_FALSE(dsl::detail::decodeHex("zz", out));
+  CHECK(dsl::detail::quoteBareRefs(R"({"a": $x.y, "b": "$keep", "c": [$z]})") ==
+        R"({"a": "$x.y", "b": "$keep", "c": ["$z"]})");
+}
+
+TEST_CASE("--dump-plan golden", "[dsl]") {
+  dsl::Plan plan = ok(R"(case FRAME-05 "bad UTF-8 is fatal"
+  send raw hex:FF0A
+  expect no frame
+  expect exit nonzero within 3s
+case RPC-08 "ids echoed"
+  needs tool
+  send request plugin/ping {} id "x" as $p
+  expect response $p exact {}
+  repeat 2 {
+    send error $p -32601 "no \"such\""
+  }
+)");
+  CHECK(dsl::dump(plan) == R"(FRAME-05 "bad UTF-8 is fatal" role=engine profile=any rules=FRAME-05
+  2:3 send-raw hex:ff0a
+  3:3 expect-no frame within=300ms
+  4:3 expect-exit nonzero within=3s
+RPC-08 "ids echoed" role=engine profile=any rules=RPC-08 needs=tool
+  7:3 send-request plugin/ping {} id="x" as $p
+  8:3 expect response $p exact {} within=2s
+  9:3 repeat 2
+    10:5 send-error $p -32601 "no \"such\""
+)");
+}
