@@ -26,7 +26,8 @@ const char* toString(RecoveryState s) {
 void ProducerService::setRecovery(const std::string& plugin, RecoveryState st, std::string reason) {
   RecoveryStatus& rs = recovery_[plugin];
   rs.plugin = plugin;
-  bool changed = rs.state != st;
+  // A new epoch that ends up disabled is a change too (the earlier status was about no epoch).
+  bool changed = rs.state != st || rs.reason != reason;
   rs.state = st;
   rs.reason = std::move(reason);
   if (!changed) return;
