@@ -68,9 +68,10 @@ TEST_CASE("SHUT-05 the engine writes after plugin/shutdown", "[rules][shut]") {
 
 TEST_CASE("SHUT-08 a plugin killed after the grace did not exit by itself", "[rules][shut]") {
   Script bad, good;
-  bad.handshake().e2p(R"({"jsonrpc":"2.0","method":"plugin/shutdown","params":{}})", 100).exitSignal(9, 3200);
+  // stdin closed right after the notification (SHUT-02 holds), so only the plugin is at fault.
+  bad.handshake().e2p(R"({"jsonrpc":"2.0","method":"plugin/shutdown","params":{}})", 100).eof(Dir::EngineToPlugin, 101).exitSignal(9, 3200);
   CHECK(ids(bad.run()) == V{"SHUT-08"});
-  good.handshake().e2p(R"({"jsonrpc":"2.0","method":"plugin/shutdown","params":{}})", 100).exitSignal(9, 600);
+  good.handshake().e2p(R"({"jsonrpc":"2.0","method":"plugin/shutdown","params":{}})", 100).eof(Dir::EngineToPlugin, 101).exitSignal(9, 600);
   CHECK(good.run().empty());
 }
 

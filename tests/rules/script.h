@@ -35,6 +35,10 @@ class Script {
     it.signal = sig;
     return *this;
   }
+  Script& eof(Dir d, std::int64_t t_ms = -1) {
+    add(d, trace::Kind::Eof, t_ms);
+    return *this;
+  }
   Script& handshake(const std::string& result = initResult()) { return e2p(kInit).p2e(result); }
 
   std::vector<reports::Finding> run(const protocol::Profile* p = nullptr) {
