@@ -145,6 +145,7 @@ Expected<Parsed, ParseError> parse(std::string_view text, const ParseOptions& op
   GuardHandler h{out.doc, opts.max_depth};
   auto gen = [&](Document& d) {
     (void)d;
+    if (opts.utf8_prevalidated) return !reader.Parse<rapidjson::kParseDefaultFlags>(is, h).IsError();
     return !reader.Parse<kParseFlags>(is, h).IsError();
   };
   out.doc.Populate(gen);

@@ -144,3 +144,17 @@ TEST_CASE("toString names every parse error kind", "[json][parse]") {
   CHECK(std::string(json::toString(ParseErrorKind::TooDeep)) == "too-deep");
   CHECK(std::string(json::toString(ParseErrorKind::InvalidUtf8)) == "invalid-utf8");
 }
+
+TEST_CASE("parse with utf8_prevalidated gives the same document for valid text", "[json]") {
+  conform::json::ParseOptions fast;
+  fast.utf8_prevalidated = true;
+  std::string text = R"({"jsonrpc":"2.0","method":"plugin/event","params":{"s":"h\u00e9llo ✓","n":[1,2.5,-3]}})";
+  auto a = conform::json::parse(text);
+  auto b = conform::json::parse(text, fast);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(conform::json::canonical(a->doc) == conform::json::canonical(b->doc));
+  // Everything except the UTF-8 check still applies.
+  CHECK_FALSE(conform::json::parse("{}{}", fast));
+  CHECK_FALSE(conform::json::parse("1e400", fast));
+}
