@@ -180,7 +180,8 @@ Expected<EngineConfig, std::string> parseConfig(std::string_view text, std::stri
             o.mapDefault("builtin_tools", cfg.builtin_tools) &&
             o.mapDefault("mcp_tools", cfg.mcp_tools) &&
             o.mapDefault("producer_handler", cfg.producer_handler) &&
-            o.mapDefault("max_retained_events", retained);
+            o.mapDefault("max_retained_events", retained) &&
+            o.mapOptional("journal_dir", cfg.journal_dir);  // issue 5: durability
   if (ok) {
     user = o.get("plugins");
     workspace = o.get("workspace_plugins");

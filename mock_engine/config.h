@@ -85,6 +85,9 @@ struct EngineConfig {
   // Simulated runtime: keep at most this many events per session in memory (0 = unbounded). The
   // benchmarks push millions of events; the durable journal (issue 5) is the real store.
   std::size_t max_retained_events = 0;
+  // Issue 5: the journal directory (mock_engine/journal.h). When set, accepted producer messages,
+  // their states, idempotency records and sessions survive an engine restart; unset = in memory.
+  std::optional<std::string> journal_dir;
 };
 
 // The built-in tool names reserved when the config does not list its own.

@@ -2,6 +2,7 @@
 #include "mock_engine/driver.h"
 
 #include <chrono>
+#include <cstdio>
 
 #include "core/json/json.h"
 
@@ -71,6 +72,18 @@ std::string toolCallJson(const ToolCallStatus& c) {
 
 Driver::Driver(Engine& engine, clock::VirtualClock* vclock, std::function<void(std::string)> send)
     : engine_(engine), vclock_(vclock), send_(std::move(send)) {
+  if (engine_.config().producer_handler) {
+    std::optional<Journal> journal;
+    if (engine_.config().journal_dir) {
+      auto j = Journal::open(*engine_.config().journal_dir);
+      if (j) journal.emplace(std::move(*j));
+      else {
+        startup_error_ = j.error();
+        std::fprintf(stderr, "conform-engine: journal: %s\n", startup_error_.c_str());
+      }
+    }
+    if (startup_error_.empty()) producers_ = std::make_unique<ProducerService>(engine_, std::move(journal));
+  }
   engine_.setToolCallDone([this](const ToolCallStatus& c) {
     auto it = waiting_calls_.find(c.invocation_id);
     if (it == waiting_calls_.end()) return;
@@ -142,7 +155,37 @@ void Driver::onFrame(std::string_view frame) {
   if (m == "session.create") {
     const json::Value* pv = json::member(p, "persisted");
     bool persisted = !(pv && pv->IsFalse());
-    return reply(id, R"({"session_id":)" + quoteJson(engine_.createSession(persisted)) + "}");
+    std::string sid = producers_ ? producers_->createSession(persisted) : engine_.createSession(persisted);
+    return reply(id, R"({"session_id":)" + quoteJson(sid) + "}");
+  }
+  if (m == "producer.messages") {
+    if (!producers_) return error(id, kActionFailed, "producer messaging is not installed (producer_handler)");
+    std::string out = R"({"messages":[)";
+    bool first = true;
+    for (auto* pm : producers_->messages(sparam("session_id"))) {
+      out += std::string(first ? "" : ",") + R"({"message_id":)" + quoteJson(pm->id) +
+             R"(,"owner":)" + quoteJson(pm->owner) + R"(,"idempotency_key":)" + quoteJson(pm->key) +
+             R"(,"mode":")" + std::string(protocol::toString(pm->mode)) + R"(","state":")" +
+             toString(pm->state) + R"(","body":)" + quoteJson(pm->body) + "}";
+      first = false;
+    }
+    return reply(id, out + "]}");
+  }
+  if (m == "recovery.status") {
+    if (!producers_) return error(id, kActionFailed, "producer messaging is not installed (producer_handler)");
+    std::string out = R"({"plugins":[)";
+    bool first = true;
+    for (auto& rs : producers_->recoveryStatuses()) {
+      out += std::string(first ? "" : ",") + R"({"plugin":)" + quoteJson(rs.plugin) + R"(,"status":")" +
+             toString(rs.state) + R"(","epoch":)" + std::to_string(rs.epoch) + R"(,"reason":)" +
+             quoteJson(rs.reason) + "}";
+      first = false;
+    }
+    out += R"(],"notices":)" + strList(producers_->notices());
+    if (auto* jr = producers_->journalReport())
+      out += R"(,"journal":{"records":)" + std::to_string(jr->records) + R"(,"torn_bytes":)" +
+             std::to_string(jr->torn_bytes) + R"(,"torn_reason":)" + quoteJson(jr->torn_reason) + "}";
+    return reply(id, out + "}");
   }
   if (m == "session.persist") {
     auto r = engine_.persistSession(sparam("session_id"));

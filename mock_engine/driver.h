@@ -11,11 +11,13 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/clock/clock.h"
 #include "mock_engine/engine.h"
+#include "mock_engine/producer.h"
 
 namespace conform::engine {
 
@@ -41,6 +43,17 @@ class Driver {
   std::map<std::uint64_t, std::string> waiting_pings_;        // ping handle -> request id
   std::string waiting_shutdown_;                               // request id ("" = none)
   bool quit_ = false;
+  // Issue 5: producer messaging and recovery (installed when config.producer_handler is true;
+  // with config.journal_dir it replays the journal first).
+  std::unique_ptr<ProducerService> producers_;
+
+ public:
+  ProducerService* producers() { return producers_.get(); }
+  // Set when the journal could not be opened (conform-engine reports it and exits 2).
+  const std::string& startupError() const { return startup_error_; }
+
+ private:
+  std::string startup_error_;
 };
 
 // JSON of a plugin status record (also used by tests and reports).

@@ -62,9 +62,15 @@ ProducerService::ProducerService(Engine& engine, std::optional<Journal> journal)
   for (const char* m : {"plugin/producer/register", "plugin/producer/send", "plugin/producer/unregister",
                         "plugin/producer/discard", "plugin/recovery/complete"}) {
     std::string method = m;
+    std::weak_ptr<bool> alive = alive_;
     engine_.setAsyncRequestHandler(
-        method, [this, method](ConnId c, const std::string& plugin, const json::Value& params,
-                               Engine::Responder reply) { handle(method, c, plugin, params, std::move(reply)); });
+        method, [this, method, alive](ConnId c, const std::string& plugin, const json::Value& params,
+                                      Engine::Responder reply) {
+          // The service may be gone before the engine (driver teardown): then no handler (PROD-39).
+          if (auto a = alive.lock(); !a || !*a)
+            return reply(err(kUnavailable, "producer handler is not installed"));
+          handle(method, c, plugin, params, std::move(reply));
+        });
   }
 }
 
