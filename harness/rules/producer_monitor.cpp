@@ -83,7 +83,11 @@ class ProducerMonitor : public Monitor {
   }
 
   void remember(const Observation& o) {
-    if (inflight_.size() >= kMaxInflight) return;
+    if (inflight_.size() >= kMaxInflight) {
+      // A register we cannot follow could make a later id look unknown: stop the "unknown" checks.
+      producers_full_ = true;
+      return;
+    }
     const json::Value* p = o.msg.params;
     Inflight f;
     f.method = std::string(o.msg.method);
