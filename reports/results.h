@@ -85,6 +85,10 @@ struct CaseResult {
   std::string skip_reason;         // why NOT-APPLICABLE / UNTESTED
   double duration_ms = 0;
   std::string trace_path;          // where the wire log of this case is, if kept
+  // The case's wire log itself (core/trace text, header line first), as the runner recorded it.
+  // Kept in the model so the HTML report can show every case's raw exchange (STYLE.md, Autobahn)
+  // without reading files back; empty when the run kept no trace.
+  std::string trace;
 };
 
 // A case with its header fields set (verdict PASS until finalize()).
