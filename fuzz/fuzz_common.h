@@ -72,8 +72,11 @@ inline double asDouble(const json::Value& v) {
 
 // How far two numbers may drift through one write + re-read. Integers that fit int64/uint64 are
 // written and read exactly; canonical() turns integral doubles below 2^53 into integers, which
-// is exact too. Only non-integral or huge doubles may move, by RapidJSON's documented one ulp.
-inline constexpr std::uint64_t kMaxUlpDrift = 1;
+// is exact too. Other doubles move: RapidJSON's default (not correctly rounded) reader multiplies
+// by a power of ten, and fuzz_json_parse measured 2 ulps in a single trip and drift that goes on
+// accumulating over repeated trips (tests/fuzzregress/json_number_test.cpp). 8 ulps still
+// catches every real corruption (a lost or changed decimal digit is ~2^40 ulps or more).
+inline constexpr std::uint64_t kMaxUlpDrift = 8;
 
 inline bool sameNumber(const json::Value& a, const json::Value& b) {
   if (!a.IsDouble() && !b.IsDouble()) {

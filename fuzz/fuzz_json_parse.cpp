@@ -4,7 +4,7 @@
 //  * reject_duplicates only adds the Duplicate error: a text parse() accepts without duplicates
 //    it still accepts, one with duplicates it refuses as Duplicate, one parse() refuses it refuses;
 //  * compact() and canonical() write text that parse() accepts again, to the same value (members
-//    in written order, duplicates included, numbers within RapidJSON's one-ulp drift);
+//    in written order, duplicates included, numbers within RapidJSON's few-ulp drift);
 //  * for a duplicate-free value: equal() holds for its copy and for its canonical round trip once
 //    the text has settled, and a copy writes the same canonical text.
 #include "core/json/json.h"

@@ -2,9 +2,9 @@
 //
 // Input layout: the first line (up to the first LF) is the schema text, the rest the instance, so
 // seeds stay readable one-line-schema files.
-// Invariants: compile() and checkSchemaDocument() never crash or throw; validate(), validateAll()
-// and accepts() agree (first violation present exactly when the list is non-empty, at most `max`
-// entries); no hang — PCRE2 patterns run under match limits and std::regex never sees long
+// Invariants: compile() and checkSchemaDocument() never crash or throw; compiling the text and the
+// parsed value agree; validate() and validateAll() agree (a first violation exactly when the list
+// is non-empty, at most `max` entries); no hang — PCRE2 patterns run under match limits and std::regex never sees long
 // subjects (libFuzzer's -timeout turns a hang into a reported crash).
 #include "core/json/json.h"
 #include "core/json/schema.h"
@@ -25,14 +25,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!schema) return 0;
   auto from_text = json::Schema::compile(schema_text);
   FUZZ_CHECK(from_text.has_value(), "compile(text) refused what compile(value) accepted");
+  FUZZ_CHECK(json::canonical(from_text->source()) == json::canonical(schema->source()),
+             "compile(text) kept a different source");
 
   auto instance = json::parse(instance_text);
   if (!instance) return 0;
+  // Two validations only (accepts() is !validate() inline): a pattern that runs into PCRE2's
+  // match limit costs ~0.4 s CPU per validation here, and every call spent on it is lost exec/s.
   const auto first = schema->validate(instance->doc);
   const auto all = schema->validateAll(instance->doc, 4);
   FUZZ_CHECK(first.has_value() == !all.empty(), "validate() and validateAll() disagree");
   FUZZ_CHECK(all.size() <= 4, "validateAll() returned more than max");
-  FUZZ_CHECK(schema->accepts(instance->doc) == !first.has_value(), "accepts() disagrees with validate()");
-  FUZZ_CHECK(from_text->accepts(instance->doc) == !first.has_value(), "compile(text) validates differently");
   return 0;
 }
