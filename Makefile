@@ -24,8 +24,11 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The main job: the whole plugin catalogue against the bundled reference plugin; every report format
+# is written to ./conform-reports (console summary on stdout).
 run: build
-	./$(BUILD)/conform profiles
+	./$(BUILD)/conform check --report-dir conform-reports -- ./$(BUILD)/conform-plugin
+	@echo "reports written to $(CURDIR)/conform-reports"
 
 test: build
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure --timeout 300
