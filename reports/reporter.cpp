@@ -13,8 +13,9 @@ Expected<std::unique_ptr<Reporter>, std::string> makeReporter(std::string_view f
   if (format == "junit") return makeJunitReporter(out);
   if (format == "sarif") return makeSarifReporter(out);
   if (format == "markdown") return makeMarkdownReporter(out);
+  if (format == "html") return makeHtmlReporter(out);
   return unexpected(std::string("unknown report format `") + std::string(format) +
-                    "` (known: console, json, junit, sarif, markdown)");
+                    "` (known: console, json, junit, sarif, markdown, html)");
 }
 
 void replay(const RunResult& run, Reporter& r) {

@@ -15,6 +15,7 @@ std::unique_ptr<Reporter> makeJsonReporter(std::ostream& out);
 std::unique_ptr<Reporter> makeJunitReporter(std::ostream& out);
 std::unique_ptr<Reporter> makeSarifReporter(std::ostream& out);
 std::unique_ptr<Reporter> makeMarkdownReporter(std::ostream& out);
+std::unique_ptr<Reporter> makeHtmlReporter(std::ostream& out);
 
 // Shared text helpers.
 std::string xmlEscape(std::string_view);
