@@ -1,0 +1,156 @@
+// tests/catalogue — the plugin catalogue (scenarios/plugin/**) run end to end through the `conform`
+// executable, as a user runs it:
+//   (1) `conform check -- conform-plugin` passes: exit 0, no FAIL and no ERROR;
+//   (2) every fault of `conform-plugin --list-faults` whose rule has a case makes
+//       `conform check --only RULE -- conform-plugin --fault NAME` exit 1 with that case FAILed;
+//       the kill rate (faults caught / faults with a case) is printed.
+// Processes are spawned with popen under coreutils `timeout`, so a hung child cannot hold the run.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <future>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace {
+
+const std::string kConform = std::string(CONFORM_BIN_DIR) + "/conform";
+const std::string kPlugin = std::string(CONFORM_BIN_DIR) + "/conform-plugin";
+
+struct Ran {
+  int status = -1;  // exit code; -1 when the process did not exit normally
+  std::string out;  // stdout and stderr together
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs argv with a deadline (seconds); stdout and stderr are captured together.
+Ran run(const std::vector<std::string>& argv, int deadline_s) {
+  std::string cmd = "timeout -k 5 " + std::to_string(deadline_s);
+  for (const auto& a : argv) cmd += " " + quote(a);
+  cmd += " 2>&1";
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  if (st != -1 && WIFEXITED(st)) r.status = WEXITSTATUS(st);
+  return r;
+}
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Case ids of the built-in catalogue (`conform check --list`: "ID  LEVEL AREA  title").
+std::set<std::string> catalogueCases() {
+  // A scalar option after the others keeps CLI11 from reading the catalogue options past `--`.
+  Ran r = run({kConform, "check", "--list", "--report-dir", ""}, 30);
+  std::set<std::string> ids;
+  for (const auto& l : lines(r.out)) {
+    std::istringstream in(l);
+    std::string id;
+    if (in >> id && id.find('-') != std::string::npos) ids.insert(id);
+  }
+  return ids;
+}
+
+struct Fault {
+  std::string name, rule;
+};
+
+std::vector<Fault> faults() {
+  Ran r = run({kPlugin, "--list-faults"}, 10);
+  std::vector<Fault> out;
+  for (const auto& l : lines(r.out)) {
+    std::istringstream in(l);
+    Fault f;
+    if (in >> f.name >> f.rule) out.push_back(f);
+  }
+  return out;
+}
+
+// "[FAIL] RULE — title" (the case) or "  [FAIL] RULE (MUST …" (a finding on the rule).
+bool reportsFail(const std::string& out, const std::string& rule) {
+  for (const auto& l : lines(out)) {
+    auto at = l.find("[FAIL] " + rule + " ");
+    if (at != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the plugin catalogue passes against the reference plugin", "[catalogue]") {
+  Ran r = run({kConform, "check", "--jobs", "2", "--report-dir", "", "--", kPlugin}, 180);
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("[FAIL]") == std::string::npos);
+  CHECK(r.out.find("[ERROR]") == std::string::npos);
+  CHECK(r.out.find("[UNTESTED]") == std::string::npos);
+}
+
+TEST_CASE("the plugin catalogue passes against the reference plugin in profile 0.0.4", "[catalogue]") {
+  // No profile-0.0.6-only case may fail a 0.0.4 plugin; 0.0.6 cases are NOT-APPLICABLE.
+  Ran r = run({kConform, "check", "--jobs", "2", "--profile", "0.0.4", "--report-dir", "", "--", kPlugin, "--profile",
+               "0.0.4"},
+              180);
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("[FAIL]") == std::string::npos);
+  CHECK(r.out.find("[ERROR]") == std::string::npos);
+}
+
+TEST_CASE("every fault whose rule has a case is caught by that case", "[catalogue][slow]") {
+  const std::set<std::string> cases = catalogueCases();
+  REQUIRE(cases.size() > 40);
+  const std::vector<Fault> all = faults();
+  REQUIRE(all.size() > 50);
+  std::vector<Fault> targeted;
+  for (const auto& f : all)
+    if (cases.count(f.rule)) targeted.push_back(f);
+  REQUIRE(!targeted.empty());
+
+  // Two at a time (the machine is shared); each run is bounded by `timeout`.
+  std::map<std::string, Ran> results;
+  for (std::size_t i = 0; i < targeted.size(); i += 2) {
+    std::vector<std::future<Ran>> batch;
+    for (std::size_t j = i; j < targeted.size() && j < i + 2; ++j) {
+      const Fault f = targeted[j];
+      batch.push_back(std::async(std::launch::async, [f] {
+        return run({kConform, "check", "--only", f.rule, "--jobs", "1", "--report-dir", "", "--", kPlugin, "--fault",
+                    f.name},
+                   90);
+      }));
+    }
+    for (std::size_t j = 0; j < batch.size(); ++j) results[targeted[i + j].name] = batch[j].get();
+  }
+
+  std::size_t caught = 0;
+  std::vector<std::string> missed;
+  for (const auto& f : targeted) {
+    const Ran& r = results[f.name];
+    bool ok = r.status == 1 && reportsFail(r.out, f.rule);
+    if (ok) ++caught;
+    else missed.push_back(f.name + " (" + f.rule + ", exit " + std::to_string(r.status) + ")");
+    INFO(f.name << " → " << f.rule << ":\n" << r.out);
+    CHECK(ok);
+  }
+  std::string missed_list;
+  for (const auto& m : missed) missed_list += "\n  missed: " + m;
+  WARN("fault kill rate: " << caught << "/" << targeted.size() << " faults with a case caught ("
+                           << all.size() << " faults in the gallery)" << missed_list);
+}
