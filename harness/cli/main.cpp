@@ -17,6 +17,7 @@
 
 #include "core/protocol/profile.h"
 #include "harness/runner/check.h"
+#include "harness/runner/probe.h"
 
 namespace {
 
@@ -149,9 +150,41 @@ void addRunCommand(CLI::App& app, int& exit_code) {
   cmd->callback([opt, &exit_code] { exit_code = conform::runner::runScenarioFile(*opt, std::cout, std::cerr); });
 }
 
+// ---------------------------------------------------------------------------------------------
+// conform check-engine / conform probe (role plugin; docs/check-engine.md)
+// ---------------------------------------------------------------------------------------------
+void addCheckEngineCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::CheckOptions>();
+  opt->role = "plugin";
+  CLI::App* cmd = app.add_subcommand("check-engine", "Run the engine conformance catalogue against an engine command");
+  cmd->add_option("--driver", opt->driver, "How the engine is driven: stdio (default; virtual clock) or stdio-real-clock");
+  cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
+  cmd->add_option("--only", opt->only, "Run only cases whose id or area matches a glob (repeatable)");
+  cmd->add_option("--skip", opt->skip, "Skip cases whose id or area matches a glob (repeatable)");
+  cmd->add_flag("--list", opt->list, "List the selected cases (rule, level, title) and exit");
+  cmd->add_flag("--coverage", opt->coverage, "Print per-area rule coverage and exit");
+  cmd->add_option("--baseline", opt->baseline, "JSON file of known failures (docs/check.md)");
+  cmd->add_option("--report-dir", opt->report_dir, "Folder for every report format and case traces");
+  cmd->add_option("--seed", opt->seed, "Shuffle the run order with this seed (0: catalogue order)");
+  cmd->add_option("--jobs,-j", opt->jobs, "Cases run in parallel (default: hardware threads)");
+  cmd->add_option("--scenarios", opt->scenarios, "Use these .scn files/folders instead of the built-in catalogue");
+  cmd->add_flag("--verbose,-v", opt->verbose, "Also list passing cases");
+  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the engine under test (or its adapter)");
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runCheck(*opt, std::cout, std::cerr); });
+}
+
+// Hidden: what an engine under test spawns as its plugin in check-engine (harness/runner/probe.h).
+void addProbeCommand(CLI::App& app, int& exit_code) {
+  auto path = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("probe", "Relay for check-engine (internal)");
+  cmd->group("");  // hidden from --help
+  cmd->add_option("--connect", *path, "Unix socket of the check-engine runner")->required();
+  cmd->callback([path, &exit_code] { exit_code = conform::runner::runProbe(*path); });
+}
+
 // Later subcommands (check, check-engine, fuzz, replay, lint …) add one line here.
 using CommandRegistrar = void (*)(CLI::App&, int& exit_code);
-constexpr CommandRegistrar kCommands[] = {addProfilesCommand, addCheckCommand, addRunCommand};
+constexpr CommandRegistrar kCommands[] = {addProfilesCommand, addCheckCommand, addRunCommand, addCheckEngineCommand, addProbeCommand};
 
 }  // namespace
 

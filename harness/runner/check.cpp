@@ -20,6 +20,7 @@
 #include "core/clock/clock.h"
 #include "core/protocol/profile.h"
 #include "harness/runner/check_case.h"
+#include "harness/runner/engine_check.h"
 #include "mock_engine/config.h"
 #include "reports/reporter.h"
 #include "reports/rule_catalog.h"
@@ -66,7 +67,8 @@ Expected<std::vector<CatalogueCase>, std::vector<std::string>> loadCatalogue(con
   };
   if (paths.empty()) {
     for (const auto& [path, text] : detail::embeddedScenarios())
-      if (path.find("/plugin/") != std::string_view::npos || role != "engine") take(dsl::parse(text, std::string(path)));
+      if (path.find(role == "engine" ? "/plugin/" : "/engine/") != std::string_view::npos)
+        take(dsl::parse(text, std::string(path)));
   } else {
     for (const std::string& p : paths) {
       std::error_code ec;
@@ -235,7 +237,7 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
 
   reports::RunResult run;
   run.tool_version = "0.1.0";
-  run.command = "check";
+  run.command = opt.role == "plugin" ? "check-engine" : "check";
   run.target = joinCommand(opt.command);
   run.profile = std::string(prof->name());
   run.started_at = clock::formatRfc3339(clock::RealClock::instance().wallNow());
@@ -256,7 +258,7 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
     std::shuffle(order.begin(), order.end(), rng);
     out << fmt::format("run order shuffled with --seed {}\n", opt.seed);
   }
-  Target target{opt.command, opt.name, profile};
+  Target target{opt.command, opt.name, profile, opt.driver, opt.probe};
   std::vector<CaseRun> results(cases.size());
   std::vector<bool> applicable(cases.size(), true);
   for (std::size_t i = 0; i < cases.size(); ++i)
@@ -276,7 +278,7 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
         r.result.verdict = reports::Verdict::NotApplicable;
         r.result.skip_reason = fmt::format("the case is for profile {}", cases[i].c.profile);
       } else {
-        r = runEngineCase(cases[i].c, target);
+        r = opt.role == "plugin" ? runPluginCase(cases[i].c, target) : runEngineCase(cases[i].c, target);
       }
       std::lock_guard<std::mutex> lock(mu);
       (*console)->caseStarting(r.result);

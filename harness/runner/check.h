@@ -1,5 +1,7 @@
 // harness/runner/check — `conform check`: run the plugin catalogue (scenarios/plugin/**/*.scn,
-// embedded at build time) against a plugin command in role engine, and `conform run FILE.scn`.
+// embedded at build time) against a plugin command in role engine, and `conform run FILE.scn`;
+// `conform check-engine` runs the engine catalogue (scenarios/engine/**) in role plugin with the
+// same loop, reports and baselines (CheckOptions::role = "plugin").
 // docs/check.md documents options, exit codes, reports and baselines.
 //
 // main.cpp parses options into these plain structs and calls runCheck()/runScenarioFile(); all the
@@ -32,6 +34,10 @@ struct CheckOptions {
   std::vector<std::string> command;    // the plugin under test (after --)
   bool color = false, verbose = false;
   std::string role = "engine";         // the catalogue role this command runs
+  // Role plugin (`conform check-engine`, docs/check-engine.md): how the engine under test is
+  // driven (stdio | stdio-real-clock) and the probe executable it spawns ("" = this process).
+  std::string driver = "stdio";
+  std::string probe;
 };
 
 // One loaded catalogue case with the file it came from.

@@ -173,25 +173,8 @@ wire::Channel* CaseRunner::channel() {
   return it == chans_.end() ? nullptr : it->second.get();
 }
 
-void CaseRunner::inject(std::string_view bytes, bool is_frame) {
-  if (tw_) {
-    // Exact bytes are traced line by line, as the plugin's framer will cut them (a CR before the LF
-    // is flagged, FRAME-08), so the monitors see injected requests; an unterminated tail is raw.
-    (void)is_frame;
-    std::string_view rest = bytes;
-    while (!rest.empty()) {
-      auto nl = rest.find('\n');
-      if (nl == std::string_view::npos) {
-        tw_->raw(trace::Dir::EngineToPlugin, rest);
-        break;
-      }
-      std::string_view line = rest.substr(0, nl);
-      bool cr = !line.empty() && line.back() == '\r';
-      if (cr) line.remove_suffix(1);
-      tw_->frame(trace::Dir::EngineToPlugin, line, cr);
-      rest.remove_prefix(nl + 1);
-    }
-  }
+void CaseRunner::send(std::string_view bytes) {
+  conv_.traceBytes(trace::Dir::EngineToPlugin, bytes);
   injecting_ = true;
   bool ok = eng_->injectBytes(cfg_.plugins[0].name, bytes);
   injecting_ = false;
@@ -212,26 +195,7 @@ void CaseRunner::dispatch() {
         case K::FrameError: {
           if (conn == conn_) {
             if (tw_) tw_->frameEvent(trace::Dir::PluginToEngine, ev->frame);
-            Inbound in;
-            in.line = traceLine();
-            in.raw = ev->frame.bytes;
-            if (ev->frame.kind == wire::FrameEvent::Kind::Frame) {
-              auto p = json::parse(in.raw);
-              if (p) {
-                in.doc = std::make_shared<json::Document>(std::move(p->doc));
-                if (in.doc->IsObject()) {
-                  auto method = json::stringMember(*in.doc, "method");
-                  bool has_id = json::member(*in.doc, "id") != nullptr;
-                  if (method) {
-                    in.method = std::string(*method);
-                    in.msg = has_id ? dsl::MsgKind::Request : dsl::MsgKind::Notify;
-                  } else {
-                    in.msg = json::member(*in.doc, "error") ? dsl::MsgKind::Error : dsl::MsgKind::Response;
-                  }
-                }
-              }
-            }
-            inbox_.push_back(std::move(in));
+            conv_.pushFrame(ev->frame.bytes, ev->frame.kind == wire::FrameEvent::Kind::Frame);
           }
           eng_->onFrameEvent(conn, ev->frame);
           break;
@@ -243,10 +207,7 @@ void CaseRunner::dispatch() {
         case K::Eof:
           if (conn == conn_) {
             if (tw_) tw_->eof(trace::Dir::PluginToEngine);
-            Inbound in;
-            in.kind = Inbound::Kind::Eof;
-            in.line = traceLine();
-            inbox_.push_back(std::move(in));
+            conv_.pushEof();
           }
           eng_->onStdoutEof(conn);
           break;
@@ -258,11 +219,7 @@ void CaseRunner::dispatch() {
                 if (ev->status.signaled) tw_->exitSignal(ev->status.signal);
                 else tw_->exitCode(ev->status.code);
               }
-              Inbound in;
-              in.kind = Inbound::Kind::Exit;
-              in.status = ev->status;
-              in.line = traceLine();
-              inbox_.push_back(std::move(in));
+              conv_.pushExit(ev->status);
             }
             eng_->onExited(conn, ev->status.str());
           }
@@ -299,21 +256,6 @@ bool CaseRunner::pumpUntil(wire::SteadyTime deadline, const std::function<bool()
 
 void CaseRunner::pumpFor(std::chrono::milliseconds d) {
   pumpUntil(wire::deadlineIn(d), [] { return false; });
-}
-
-std::string CaseRunner::recentInbound(std::size_t n) const {
-  std::string out;
-  std::size_t start = inbox_.size() > n ? inbox_.size() - n : 0;
-  for (std::size_t i = start; i < inbox_.size(); ++i) {
-    const Inbound& in = inbox_[i];
-    if (!out.empty()) out += "; ";
-    switch (in.kind) {
-      case Inbound::Kind::Frame: out += fmt::format("line {}: {}", in.line, reports::shortenEvidence(in.raw, 160)); break;
-      case Inbound::Kind::Eof: out += fmt::format("line {}: stdout EOF", in.line); break;
-      case Inbound::Kind::Exit: out += fmt::format("line {}: {}", in.line, in.status.str()); break;
-    }
-  }
-  return out.empty() ? "nothing from the plugin" : out;
 }
 
 std::optional<std::string> CaseRunner::notApplicable() const {
@@ -366,7 +308,10 @@ CaseRun CaseRunner::run() {
   tw_ = std::make_unique<trace::TraceWriter>(trace_text_, clock::RealClock::instance(), std::move(hdr),
                                              trace::WriterOptions{trace::FlushPolicy::Buffered, false});
   tw_->caseBegin(case_.id);
+  conv_.tw = tw_.get();
   std::string err;
+  std::optional<StepFailure> failure;
+  std::string error;
   for (const dsl::Need& n : case_.needs)
     if (n.kind == dsl::Need::Kind::Capability &&
         !std::set<std::string>{"tools", "resources", "subscribe_events", "subscribe_bus", "publish_bus",
@@ -397,41 +342,235 @@ CaseRun CaseRunner::run() {
       // The steps start with an empty inbox: the handshake belongs to the engine, unless the case
       // judges it (then its frames stay visible to `expect frame …`).
       if (!case_.judges_handshake)
-        for (Inbound& in : inbox_) in.consumed = true;
-      execAll(case_.steps);
+        for (Inbound& in : conv_.inbox) in.consumed = true;
+      Interpreter interp(*this, conv_);
+      interp.execAll(case_.steps);
+      failure = interp.failure();
+      error = interp.error();
     }
     finish();
   }
-  if (!err.empty()) error_ = err;
+  if (!err.empty()) error = err;
   tw_->caseEnd(case_.id);
   tw_->flush();
+  conv_.tw = nullptr;
   tw_.reset();
   out.trace = trace_text_.str();
+  finishVerdict(out, rule_, failure, std::move(error), target_.profile, reports::kBindsPlugin | reports::kBindsSdk);
+  out.result.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
 
+// ---- Peer (role engine) ------------------------------------------------------------------------
+
+std::optional<Peer::State> CaseRunner::state() {
+  auto st = eng_->status(cfg_.plugins[0].name);
+  if (!st) return std::nullopt;
+  return State{engine::toString(st->state), st->reason.value_or("")};
+}
+
+std::vector<std::string> CaseRunner::items(bool tools) {
+  auto st = eng_->status(cfg_.plugins[0].name);
+  if (!st) return {};
+  return tools ? st->tools : st->capabilities.intercept;
+}
+
+Peer::Outcome CaseRunner::advance(dsl::Millis d) {
+  clk_.advance(d);
+  if (tw_) tw_->note(fmt::format("advance {} (engine clock)", dsl::formatDuration(d)));
+  dispatch();
+  return Outcome::ok();
+}
+
+Peer::Outcome CaseRunner::fault(dsl::FaultKind k, dsl::Millis d) {
+  wire::Channel* ch = channel();
+  if (!ch) return Outcome::error("no plugin process");
+  if (tw_) tw_->note(fmt::format("fault {}", toString(k)));
+  switch (k) {
+    case dsl::FaultKind::CloseStdin:
+      ch->closeWrite(false);
+      stdin_closed_ = true;
+      if (tw_) tw_->eof(trace::Dir::EngineToPlugin);
+      return Outcome::ok();
+    case dsl::FaultKind::Kill:
+      ch->close(false);
+      dispatch();
+      return Outcome::ok();
+    case dsl::FaultKind::StallReading:
+      ch->stallReading(true);
+      pumpFor(d);
+      ch->stallReading(false);
+      return Outcome::ok();
+    case dsl::FaultKind::DropReply:
+      drop_next_reply_ = true;
+      return Outcome::ok();
+    case dsl::FaultKind::Disconnect:
+      ch->closeWrite(true);
+      ch->stallReading(true);
+      stdin_closed_ = true;
+      if (tw_) tw_->eof(trace::Dir::EngineToPlugin);
+      return Outcome::ok();
+    case dsl::FaultKind::Restart:
+      return Outcome::error("fault restart is not available in role engine yet (the reference engine has no restart action)");
+  }
+  return Outcome::error("unknown fault");
+}
+
+// drive ACTION …: the reference engine acts (docs/dsl.md lists the actions).
+Peer::Outcome CaseRunner::drive(const std::string& action, const std::vector<std::string>& args,
+                                const json::Document& json) {
+  auto arg = [&](std::size_t i) -> Expected<std::string, std::string> {
+    if (i >= args.size()) return unexpected(fmt::format("drive {}: missing argument {}", action, i + 1));
+    return args[i];
+  };
+  const std::string& name = cfg_.plugins[0].name;
+  if (action == "session.create") return Outcome::ok(eng_->createSession());
+  if (action == "event") {
+    auto session = arg(0);
+    auto cls = arg(1);
+    if (!session) return Outcome::error(session.error());
+    if (!cls) return Outcome::error(cls.error());
+    engine::RecordClass rc;
+    if (*cls == "class=chunk") rc = engine::RecordClass::Chunk;
+    else if (*cls == "class=ordinary") rc = engine::RecordClass::Ordinary;
+    else if (*cls == "class=terminal") rc = engine::RecordClass::Terminal;
+    else return Outcome::error(fmt::format("drive event: expected class=chunk|ordinary|terminal, found `{}`", *cls));
+    auto r = eng_->produceEvent(*session, rc);
+    if (!r) return Outcome::error("drive event: " + r.error());
+    dispatch();
+    return Outcome::ok();
+  }
+  if (action == "tool.call") {
+    auto session = arg(0);
+    auto tool = arg(1);
+    if (!session) return Outcome::error(session.error());
+    if (!tool) return Outcome::error(tool.error());
+    auto r = eng_->callTool(*session, *tool, json);
+    if (!r) return Outcome::error("drive tool.call: " + r.error());
+    dispatch();
+    return Outcome::ok(*r);
+  }
+  if (action == "ping") {
+    // Waits for the engine's verdict on the ping (its deadline is interception_timeout_ms, PING-03).
+    std::uint64_t h = eng_->ping(name);
+    auto limit = std::chrono::milliseconds(cfg_.plugins[0].interception_timeout_ms) + std::chrono::milliseconds(500);
+    pumpUntil(wire::deadlineIn(limit), [&] {
+      auto* p = eng_->pingStatus(h);
+      return p && p->state != engine::PingStatus::State::Pending;
+    });
+    auto* p = eng_->pingStatus(h);
+    if (!p || p->state != engine::PingStatus::State::Ok)
+      return Outcome::failure("the reference engine's plugin/ping failed", "ping answered with {}",
+                              p ? (p->reason.empty() ? "no answer" : p->reason) : "no ping status");
+    return Outcome::ok();
+  }
+  if (action == "shutdown") {
+    eng_->shutdown();
+    dispatch();
+    return Outcome::ok();
+  }
+  if (action == "flush") {
+    eng_->flushDiagnostics();
+    return Outcome::ok();
+  }
+  return Outcome::error(fmt::format("unknown drive action `{}` (session.create, event, tool.call, ping, shutdown, flush)", action));
+}
+
+void finishVerdict(CaseRun& out, const std::string& rule, const std::optional<StepFailure>& failure,
+                   std::string error, const std::string& profile, std::uint8_t binds) {
   // Verdict: the case's own expectation, then every monitor finding against the side under test.
-  if (failure_) {
-    const reports::RuleInfo* ri = reports::findRule(rule_);
-    out.result.findings.push_back(reports::makeFinding(rule_, ri ? ri->binds : reports::kBindsPlugin,
-                                                       failure_->message, failure_->expected, failure_->actual,
-                                                       failure_->evidence));
+  if (failure) {
+    const reports::RuleInfo* ri = reports::findRule(rule);
+    out.result.findings.push_back(reports::makeFinding(rule, ri ? ri->binds : binds, failure->message,
+                                                       failure->expected, failure->actual, failure->evidence));
   }
   auto reader = trace::TraceReader::fromString(out.trace);
   rules::LintOptions lo;
-  lo.profile = target_.profile;
+  lo.profile = profile;
   auto lint = rules::lint(*reader, lo);
   if (lint) {
     for (auto& f : lint->findings)
-      if (f.binds & (reports::kBindsPlugin | reports::kBindsSdk)) out.result.findings.push_back(std::move(f));
-  } else if (error_.empty()) {
-    error_ = "internal: the case trace is unreadable: " + lint.error().str();
+      if (f.binds & binds) out.result.findings.push_back(std::move(f));
+  } else if (error.empty()) {
+    error = "internal: the case trace is unreadable: " + lint.error().str();
   }
-  if (!error_.empty()) {
+  if (!error.empty()) {
     out.result.verdict = reports::Verdict::Error;
-    out.result.error = error_;
+    out.result.error = error;
   }
   reports::finalize(out.result);
-  out.result.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  return out;
+}
+
+// ---- Conversation -----------------------------------------------------------------------------
+
+void Conversation::pushFrame(std::string raw, bool decoded_ok) {
+  Inbound in;
+  in.line = traceLine();
+  in.raw = std::move(raw);
+  if (decoded_ok) {
+    auto p = json::parse(in.raw);
+    if (p) {
+      in.doc = std::make_shared<json::Document>(std::move(p->doc));
+      if (in.doc->IsObject()) {
+        auto method = json::stringMember(*in.doc, "method");
+        bool has_id = json::member(*in.doc, "id") != nullptr;
+        if (method) {
+          in.method = std::string(*method);
+          in.msg = has_id ? dsl::MsgKind::Request : dsl::MsgKind::Notify;
+        } else {
+          in.msg = json::member(*in.doc, "error") ? dsl::MsgKind::Error : dsl::MsgKind::Response;
+        }
+      }
+    }
+  }
+  inbox.push_back(std::move(in));
+}
+
+void Conversation::traceBytes(trace::Dir dir, std::string_view bytes) {
+  if (!tw) return;
+  std::string_view rest = bytes;
+  while (!rest.empty()) {
+    auto nl = rest.find('\n');
+    if (nl == std::string_view::npos) {
+      tw->raw(dir, rest);
+      break;
+    }
+    std::string_view line = rest.substr(0, nl);
+    bool cr = !line.empty() && line.back() == '\r';
+    if (cr) line.remove_suffix(1);
+    tw->frame(dir, line, cr);
+    rest.remove_prefix(nl + 1);
+  }
+}
+
+void Conversation::pushEof() {
+  Inbound in;
+  in.kind = Inbound::Kind::Eof;
+  in.line = traceLine();
+  inbox.push_back(std::move(in));
+}
+
+void Conversation::pushExit(const wire::ExitStatus& st) {
+  Inbound in;
+  in.kind = Inbound::Kind::Exit;
+  in.status = st;
+  in.line = traceLine();
+  inbox.push_back(std::move(in));
+}
+
+std::string Conversation::recentInbound(std::size_t n, std::string_view who) const {
+  std::string out;
+  std::size_t start = inbox.size() > n ? inbox.size() - n : 0;
+  for (std::size_t i = start; i < inbox.size(); ++i) {
+    const Inbound& in = inbox[i];
+    if (!out.empty()) out += "; ";
+    switch (in.kind) {
+      case Inbound::Kind::Frame: out += fmt::format("line {}: {}", in.line, reports::shortenEvidence(in.raw, 160)); break;
+      case Inbound::Kind::Eof: out += fmt::format("line {}: EOF", in.line); break;
+      case Inbound::Kind::Exit: out += fmt::format("line {}: {}", in.line, in.status.str()); break;
+    }
+  }
+  return out.empty() ? fmt::format("nothing from the {}", who) : out;
 }
 
 }  // namespace detail

@@ -1,4 +1,4 @@
-// harness/runner/check_steps — the DSL interpreter for role engine: one switch over Step::Kind, one
+// harness/runner/check_steps — the DSL interpreter of both roles: one switch over Step::Kind, one
 // onX() per kind (WABT spectest-interp style). A failed expectation stops the case and becomes a
 // finding on the case's rule; a harness problem (an unbound capture, a bad drive argument) is an
 // ERROR, never blamed on the plugin.
@@ -45,36 +45,36 @@ std::string describe(const Step& s) {
 
 }  // namespace
 
-bool CaseRunner::fail(const Step& s, std::string message, std::string expected, std::string actual,
+bool Interpreter::fail(const Step& s, std::string message, std::string expected, std::string actual,
                       std::vector<reports::Evidence> ev) {
   if (!failure_)
     failure_ = StepFailure{fmt::format("{}: {}", s.loc.str(), message), std::move(expected), std::move(actual), std::move(ev)};
-  if (tw_) tw_->note("FAILED " + failure_->message);
+  if (conv_.tw) conv_.tw->note("FAILED " + failure_->message);
   return false;
 }
 
-bool CaseRunner::harnessError(const Step& s, std::string message) {
+bool Interpreter::harnessError(const Step& s, std::string message) {
   if (error_.empty()) error_ = fmt::format("{}: {}", s.loc.str(), message);
   return false;
 }
 
-void CaseRunner::bind(const std::string& name, json::Document value, const json::Value* id) {
+void Interpreter::bind(const std::string& name, json::Document value, const json::Value* id) {
   caps_[name] = std::move(value);
   if (id) ids_[name] = json::copy(*id);
 }
 
-Expected<json::Document, std::string> CaseRunner::resolve(const dsl::JsonPtr& p) {
+Expected<json::Document, std::string> Interpreter::resolve(const dsl::JsonPtr& p) {
   if (!p) return json::Document(rapidjson::kObjectType);
   return json::substitute(*p, caps_);
 }
 
-bool CaseRunner::execAll(const std::vector<Step>& steps) {
+bool Interpreter::execAll(const std::vector<Step>& steps) {
   for (const Step& s : steps)
     if (!exec(s)) return false;
   return true;
 }
 
-bool CaseRunner::exec(const Step& s) {
+bool Interpreter::exec(const Step& s) {
   using K = Step::Kind;
   switch (s.kind) {
     case K::SendRequest: return onSendRequest(s);
@@ -101,7 +101,7 @@ bool CaseRunner::exec(const Step& s) {
 
 // ---- send -------------------------------------------------------------------------------------
 
-bool CaseRunner::onSendRequest(const Step& s) {
+bool Interpreter::onSendRequest(const Step& s) {
   auto params = resolve(s.json);
   if (!params) return harnessError(s, params.error());
   json::Document frame(rapidjson::kObjectType);
@@ -114,11 +114,11 @@ bool CaseRunner::onSendRequest(const Step& s) {
   frame.AddMember("method", json::str(s.method, a), a);
   frame.AddMember("params", json::Value(*params, a), a);
   if (!s.as.empty()) bind(s.as, json::copy(*params), &id);
-  inject(wire::encodeFrame(json::compact(frame)), true);
+  peer_.send(wire::encodeFrame(json::compact(frame)));
   return true;
 }
 
-bool CaseRunner::onSendNotify(const Step& s) {
+bool Interpreter::onSendNotify(const Step& s) {
   auto params = resolve(s.json);
   if (!params) return harnessError(s, params.error());
   json::Document frame(rapidjson::kObjectType);
@@ -126,11 +126,11 @@ bool CaseRunner::onSendNotify(const Step& s) {
   frame.AddMember("jsonrpc", "2.0", a);
   frame.AddMember("method", json::str(s.method, a), a);
   frame.AddMember("params", json::Value(*params, a), a);
-  inject(wire::encodeFrame(json::compact(frame)), true);
+  peer_.send(wire::encodeFrame(json::compact(frame)));
   return true;
 }
 
-bool CaseRunner::onSendResponse(const Step& s) {
+bool Interpreter::onSendResponse(const Step& s) {
   auto it = ids_.find(s.ref);
   if (it == ids_.end()) return harnessError(s, fmt::format("${} names no request (bind one with `expect request … as ${}`)", s.ref, s.ref));
   json::Document frame(rapidjson::kObjectType);
@@ -147,25 +147,25 @@ bool CaseRunner::onSendResponse(const Step& s) {
     if (!result) return harnessError(s, result.error());
     frame.AddMember("result", json::Value(*result, a), a);
   }
-  inject(wire::encodeFrame(json::compact(frame)), true);
+  peer_.send(wire::encodeFrame(json::compact(frame)));
   return true;
 }
 
-bool CaseRunner::onSendRaw(const Step& s) {
-  inject(s.text, false);
+bool Interpreter::onSendRaw(const Step& s) {
+  peer_.send(s.text);
   return true;
 }
 
-bool CaseRunner::onSendFrame(const Step& s) {
+bool Interpreter::onSendFrame(const Step& s) {
   auto doc = resolve(s.json);
   if (!doc) return harnessError(s, doc.error());
-  inject(wire::encodeFrame(json::compact(*doc)), true);
+  peer_.send(wire::encodeFrame(json::compact(*doc)));
   return true;
 }
 
 // ---- expect -----------------------------------------------------------------------------------
 
-bool CaseRunner::matches(const Step& s, Inbound& in, json::Captures& caps, std::string* why) {
+bool Interpreter::matches(const Step& s, Inbound& in, json::Captures& caps, std::string* why) {
   if (in.kind != Inbound::Kind::Frame || !in.doc || !in.doc->IsObject()) return false;
   if (s.msg != MsgKind::Frame && in.msg != s.msg) {
     // `expect response` accepts neither error responses nor vice versa; a frame matches anything.
@@ -209,12 +209,12 @@ bool CaseRunner::matches(const Step& s, Inbound& in, json::Captures& caps, std::
   return true;
 }
 
-bool CaseRunner::onExpect(const Step& s) {
+bool Interpreter::onExpect(const Step& s) {
   if (!s.ref.empty() && !ids_.count(s.ref)) return harnessError(s, fmt::format("${} names no request", s.ref));
   Inbound* hit = nullptr;
   std::string why;
   auto scan = [&] {
-    for (Inbound& in : inbox_) {
+    for (Inbound& in : conv_.inbox) {
       if (in.consumed) continue;
       json::Captures trial = copyCaps(caps_);
       std::string w;
@@ -227,11 +227,11 @@ bool CaseRunner::onExpect(const Step& s) {
     }
     return false;
   };
-  if (!pumpUntil(wire::deadlineIn(withinOf(s, dsl::kDefaultExpectWithin)), scan)) {
-    if (tw_) tw_->timeout(fmt::format("{}: expect {}", s.loc.str(), describe(s)));
-    std::string actual = why.empty() ? recentInbound(3) : "closest: " + why + "; last: " + recentInbound(2);
+  if (!peer_.pumpUntil(wire::deadlineIn(withinOf(s, dsl::kDefaultExpectWithin)), scan)) {
+    if (conv_.tw) conv_.tw->timeout(fmt::format("{}: expect {}", s.loc.str(), describe(s)));
+    std::string actual = why.empty() ? recent(3) : "closest: " + why + "; last: " + recent(2);
     return fail(s, fmt::format("no {} within {}", describe(s), dsl::formatDuration(withinOf(s, dsl::kDefaultExpectWithin))),
-                describe(s), actual, {{traceLine(), "timeout"}});
+                describe(s), actual, {{conv_.traceLine(), "timeout"}});
   }
   hit->consumed = true;
   if (!s.as.empty()) {
@@ -245,11 +245,11 @@ bool CaseRunner::onExpect(const Step& s) {
   return true;
 }
 
-bool CaseRunner::onExpectNo(const Step& s) {
+bool Interpreter::onExpectNo(const Step& s) {
   if (!s.ref.empty() && !ids_.count(s.ref)) return harnessError(s, fmt::format("${} names no request", s.ref));
   Inbound* hit = nullptr;
   auto scan = [&] {
-    for (Inbound& in : inbox_) {
+    for (Inbound& in : conv_.inbox) {
       if (in.consumed) continue;
       json::Captures trial = copyCaps(caps_);
       if (matches(s, in, trial, nullptr)) {
@@ -259,25 +259,25 @@ bool CaseRunner::onExpectNo(const Step& s) {
     }
     return false;
   };
-  if (pumpUntil(wire::deadlineIn(withinOf(s, dsl::kDefaultExpectNoWithin)), scan))
+  if (peer_.pumpUntil(wire::deadlineIn(withinOf(s, dsl::kDefaultExpectNoWithin)), scan))
     return fail(s, fmt::format("unexpected {}", describe(s)), "no " + describe(s),
                 fmt::format("line {}: {}", hit->line, reports::shortenEvidence(hit->raw, 300)),
                 {{hit->line, reports::shortenEvidence(hit->raw)}});
   return true;
 }
 
-bool CaseRunner::onExpectExit(const Step& s) {
+bool Interpreter::onExpectExit(const Step& s) {
   const Inbound* hit = nullptr;
   auto scan = [&] {
-    for (const Inbound& in : inbox_)
+    for (const Inbound& in : conv_.inbox)
       if (in.kind == Inbound::Kind::Exit) { hit = &in; return true; }
     return false;
   };
   auto within = withinOf(s, dsl::kDefaultExitWithin);
-  if (!pumpUntil(wire::deadlineIn(within), scan)) {
-    if (tw_) tw_->timeout(fmt::format("{}: expect exit", s.loc.str()));
-    return fail(s, fmt::format("the plugin did not exit within {}", dsl::formatDuration(within)), "process exit",
-                "still running; last: " + recentInbound(2), {{traceLine(), "timeout"}});
+  if (!peer_.pumpUntil(wire::deadlineIn(within), scan)) {
+    if (conv_.tw) conv_.tw->timeout(fmt::format("{}: expect exit", s.loc.str()));
+    return fail(s, fmt::format("the {} did not exit within {}", peer_.subject(), dsl::formatDuration(within)), "process exit",
+                "still running; last: " + recent(2), {{conv_.traceLine(), "timeout"}});
   }
   const wire::ExitStatus& st = hit->status;
   bool ok = true;
@@ -289,53 +289,49 @@ bool CaseRunner::onExpectExit(const Step& s) {
     case dsl::ExitWant::Code: want = fmt::format("exit {}", *s.code); ok = !st.signaled && st.code == *s.code; break;
     case dsl::ExitWant::Signal: want = "killed by a signal"; ok = st.signaled; break;
   }
-  if (!ok) return fail(s, fmt::format("the plugin ended with {}", st.str()), want, st.str(), {{hit->line, st.str()}});
+  if (!ok) return fail(s, fmt::format("the {} ended with {}", peer_.subject(), st.str()), want, st.str(), {{hit->line, st.str()}});
   return true;
 }
 
-bool CaseRunner::onExpectEof(const Step& s) {
+bool Interpreter::onExpectEof(const Step& s) {
   auto within = withinOf(s, dsl::kDefaultExitWithin);
   auto scan = [&] {
-    for (const Inbound& in : inbox_)
+    for (const Inbound& in : conv_.inbox)
       if (in.kind == Inbound::Kind::Eof) return true;
     return false;
   };
-  if (!pumpUntil(wire::deadlineIn(within), scan))
-    return fail(s, fmt::format("no EOF on the plugin's stdout within {}", dsl::formatDuration(within)), "stdout EOF",
-                recentInbound(2), {{traceLine(), "timeout"}});
+  if (!peer_.pumpUntil(wire::deadlineIn(within), scan))
+    return fail(s, fmt::format("no EOF from the {} within {}", peer_.subject(), dsl::formatDuration(within)), "stdout EOF",
+                recent(2), {{conv_.traceLine(), "timeout"}});
   return true;
 }
 
-bool CaseRunner::onExpectState(const Step& s) {
-  const std::string& name = cfg_.plugins[0].name;
+bool Interpreter::onExpectState(const Step& s) {
   auto within = withinOf(s, dsl::kDefaultExpectWithin);
   auto good = [&] {
-    auto st = eng_->status(name);
-    if (!st || s.text != engine::toString(st->state)) return false;
-    return s.reason.empty() || (st->reason && st->reason->find(s.reason) != std::string::npos);
+    auto st = peer_.state();
+    if (!st || s.text != st->state) return false;
+    return s.reason.empty() || st->reason.find(s.reason) != std::string::npos;
   };
-  if (!pumpUntil(wire::deadlineIn(within), good)) {
-    auto st = eng_->status(name);
-    std::string actual = st ? std::string(engine::toString(st->state)) + (st->reason ? " (" + *st->reason + ")" : "") : "no status";
+  if (!peer_.pumpUntil(wire::deadlineIn(within), good)) {
+    auto st = peer_.state();
+    std::string actual = st ? st->state + (st->reason.empty() ? "" : " (" + st->reason + ")") : "no status";
     std::string want = s.text + (s.reason.empty() ? "" : " with reason containing \"" + s.reason + "\"");
-    return fail(s, fmt::format("engine-side state is {}, expected {}", actual, want), want, actual, {{traceLine(), actual}});
+    return fail(s, fmt::format("engine-side state is {}, expected {}", actual, want), want, actual, {{conv_.traceLine(), actual}});
   }
   return true;
 }
 
 // ---- control ----------------------------------------------------------------------------------
 
-bool CaseRunner::onRepeat(const Step& s) {
+bool Interpreter::onRepeat(const Step& s) {
   for (std::uint32_t i = 0; i < s.count; ++i)
     if (!execAll(s.body)) return false;
   return true;
 }
 
-bool CaseRunner::onForEach(const Step& s) {
-  auto st = eng_->status(cfg_.plugins[0].name);
-  if (!st) return harnessError(s, "no plugin status");
-  const auto& items = s.kind == Step::Kind::ForEachTool ? st->tools : st->capabilities.intercept;
-  for (const std::string& item : items) {
+bool Interpreter::onForEach(const Step& s) {
+  for (const std::string& item : peer_.items(s.kind == Step::Kind::ForEachTool)) {
     json::Document v;
     v.SetString(item.data(), static_cast<rapidjson::SizeType>(item.size()), v.GetAllocator());
     bind(s.as, std::move(v));
@@ -344,128 +340,50 @@ bool CaseRunner::onForEach(const Step& s) {
   return true;
 }
 
-bool CaseRunner::onAdvance(const Step& s) {
-  clk_.advance(s.duration);
-  if (tw_) tw_->note(fmt::format("advance {} (engine clock)", dsl::formatDuration(s.duration)));
-  dispatch();
-  return true;
-}
-
-bool CaseRunner::onWait(const Step& s) {
-  pumpFor(s.duration);
-  return true;
-}
-
-bool CaseRunner::onFault(const Step& s) {
-  wire::Channel* ch = channel();
-  if (!ch) return harnessError(s, "no plugin process");
-  if (tw_) tw_->note(fmt::format("fault {}", toString(s.fault)));
-  switch (s.fault) {
-    case dsl::FaultKind::CloseStdin:
-      ch->closeWrite(false);
-      stdin_closed_ = true;
-      if (tw_) tw_->eof(trace::Dir::EngineToPlugin);
+bool Interpreter::outcome(const Step& s, Peer::Outcome o) {
+  switch (o.kind) {
+    case Peer::Outcome::Kind::Ok:
+      if (!s.as.empty() && o.doc) {
+        bind(s.as, json::copy(*o.doc));
+      } else if (!s.as.empty() && o.value) {
+        json::Document d;
+        d.SetString(o.value->data(), static_cast<rapidjson::SizeType>(o.value->size()), d.GetAllocator());
+        bind(s.as, std::move(d));
+      }
       return true;
-    case dsl::FaultKind::Kill:
-      ch->close(false);
-      dispatch();
-      return true;
-    case dsl::FaultKind::StallReading:
-      ch->stallReading(true);
-      pumpFor(s.duration);
-      ch->stallReading(false);
-      return true;
-    case dsl::FaultKind::DropReply:
-      drop_next_reply_ = true;
-      return true;
-    case dsl::FaultKind::Disconnect:
-      ch->closeWrite(true);
-      ch->stallReading(true);
-      stdin_closed_ = true;
-      if (tw_) tw_->eof(trace::Dir::EngineToPlugin);
-      return true;
-    case dsl::FaultKind::Restart:
-      return harnessError(s, "fault restart is not available in role engine yet (the reference engine has no restart action)");
+    case Peer::Outcome::Kind::Fail:
+      return fail(s, std::move(o.message), std::move(o.expected), std::move(o.actual), {{conv_.traceLine(), toString(s.kind)}});
+    case Peer::Outcome::Kind::Error: return harnessError(s, std::move(o.message));
   }
-  return harnessError(s, "unknown fault");
+  return harnessError(s, "unknown outcome");
 }
 
-// drive ACTION …: the reference engine acts (docs/dsl.md lists the actions).
-bool CaseRunner::onDrive(const Step& s) {
-  auto arg = [&](std::size_t i) -> Expected<std::string, std::string> {
-    if (i >= s.args.size()) return unexpected(fmt::format("drive {}: missing argument {}", s.text, i + 1));
-    const std::string& a = s.args[i];
+bool Interpreter::onAdvance(const Step& s) { return outcome(s, peer_.advance(s.duration)); }
+
+bool Interpreter::onWait(const Step& s) {
+  peer_.pumpUntil(wire::deadlineIn(s.duration), [] { return false; });
+  return true;
+}
+
+bool Interpreter::onFault(const Step& s) { return outcome(s, peer_.fault(s.fault, s.duration)); }
+
+// drive ACTION …: captures in the arguments are resolved here; the peer acts (docs/dsl.md).
+bool Interpreter::onDrive(const Step& s) {
+  std::vector<std::string> args;
+  for (const std::string& a : s.args) {
     if (!a.empty() && a[0] == '$') {
       const json::Value* v = json::resolveCapture(caps_, a);
-      if (!v || !v->IsString()) return unexpected(fmt::format("{} is unbound or not a string", a));
-      return std::string(v->GetString(), v->GetStringLength());
+      if (!v || !v->IsString()) return harnessError(s, fmt::format("{} is unbound or not a string", a));
+      args.emplace_back(v->GetString(), v->GetStringLength());
+    } else if (a.size() >= 2 && a.front() == '"') {
+      args.push_back(a.substr(1, a.size() - 2));
+    } else {
+      args.push_back(a);
     }
-    if (a.size() >= 2 && a.front() == '"') return a.substr(1, a.size() - 2);
-    return a;
-  };
-  auto bindString = [&](const std::string& v) {
-    if (s.as.empty()) return;
-    json::Document d;
-    d.SetString(v.data(), static_cast<rapidjson::SizeType>(v.size()), d.GetAllocator());
-    bind(s.as, std::move(d));
-  };
-  const std::string& name = cfg_.plugins[0].name;
-  if (s.text == "session.create") {
-    bindString(eng_->createSession());
-    return true;
   }
-  if (s.text == "event") {
-    auto session = arg(0);
-    auto cls = arg(1);
-    if (!session) return harnessError(s, session.error());
-    if (!cls) return harnessError(s, cls.error());
-    engine::RecordClass rc;
-    if (*cls == "class=chunk") rc = engine::RecordClass::Chunk;
-    else if (*cls == "class=ordinary") rc = engine::RecordClass::Ordinary;
-    else if (*cls == "class=terminal") rc = engine::RecordClass::Terminal;
-    else return harnessError(s, fmt::format("drive event: expected class=chunk|ordinary|terminal, found `{}`", *cls));
-    auto r = eng_->produceEvent(*session, rc);
-    if (!r) return harnessError(s, "drive event: " + r.error());
-    dispatch();
-    return true;
-  }
-  if (s.text == "tool.call") {
-    auto session = arg(0);
-    auto tool = arg(1);
-    if (!session) return harnessError(s, session.error());
-    if (!tool) return harnessError(s, tool.error());
-    auto args = resolve(s.json);
-    if (!args) return harnessError(s, args.error());
-    auto r = eng_->callTool(*session, *tool, *args);
-    if (!r) return harnessError(s, "drive tool.call: " + r.error());
-    bindString(*r);
-    dispatch();
-    return true;
-  }
-  if (s.text == "ping") {
-    // Waits for the engine's verdict on the ping (its deadline is interception_timeout_ms, PING-03).
-    std::uint64_t h = eng_->ping(name);
-    auto limit = std::chrono::milliseconds(cfg_.plugins[0].interception_timeout_ms) + std::chrono::milliseconds(500);
-    pumpUntil(wire::deadlineIn(limit), [&] {
-      auto* p = eng_->pingStatus(h);
-      return p && p->state != engine::PingStatus::State::Pending;
-    });
-    auto* p = eng_->pingStatus(h);
-    if (!p || p->state != engine::PingStatus::State::Ok)
-      return fail(s, "the reference engine's plugin/ping failed", "ping answered with {}",
-                  p ? (p->reason.empty() ? "no answer" : p->reason) : "no ping status", {{traceLine(), "ping"}});
-    return true;
-  }
-  if (s.text == "shutdown") {
-    eng_->shutdown();
-    dispatch();
-    return true;
-  }
-  if (s.text == "flush") {
-    eng_->flushDiagnostics();
-    return true;
-  }
-  return harnessError(s, fmt::format("unknown drive action `{}` (session.create, event, tool.call, ping, shutdown, flush)", s.text));
+  auto json = resolve(s.json);
+  if (!json) return harnessError(s, json.error());
+  return outcome(s, peer_.drive(s.text, args, *json));
 }
 
 }  // namespace conform::runner::detail

