@@ -613,7 +613,10 @@ class HtmlReporter : public CollectingReporter {
 
   void caseSection(const CaseResult& c, std::size_t no) {
     const std::set<std::uint64_t> evidence = evidenceSet(c);
-    const bool failing = c.verdict == Verdict::Fail || c.verdict == Verdict::NonStrict;
+    // A broken rule gets a diagram even when a harness error elsewhere makes the case ERROR.
+    bool failing = c.verdict == Verdict::Fail || c.verdict == Verdict::NonStrict;
+    for (const Finding& f : c.findings)
+      failing = failing || f.verdict == Verdict::Fail || f.verdict == Verdict::NonStrict;
     out_ << fmt::format("<section class=\"case v-{0}\" id=\"c{1}\" data-verdict=\"{0}\" data-id=\"{2}\">\n",
                         vclass(c.verdict), no, esc(c.id));
     out_ << "<h3>" << badge(c.verdict) << " <code>" << esc(c.id) << "</code> " << esc(c.title) << "</h3>\n";
@@ -685,7 +688,9 @@ class HtmlReporter : public CollectingReporter {
     std::size_t covered = 0;
     for (const RuleCoverage& r : cov) covered += touched.count(r.rule_id);
     out_ << fmt::format("<h2 id=\"rules\">Rule coverage</h2>\n<p>{} of {} catalogue rules covered by a case "
-                        "or a monitor finding.</p>\n",
+                        "or a monitor finding. Level: M is MUST (a breach FAILs); I (implementation "
+                        "behaviour) and C (profile choice) are SHOULD (NON-STRICT) unless the profile "
+                        "pins them. Binds: E engine, P plugin, S SDK.</p>\n",
                         covered, cov.size());
     out_ << "<table class=\"rules\">\n<tr><th>Rule</th><th>Level</th><th>Binds</th><th>Covered by</th>"
             "<th>Verdict</th><th>Findings</th><th>Requirement</th></tr>\n";

@@ -24,8 +24,38 @@ RunResult sampleRun() {
   run.duration_ms = 12;
   CaseResult pass = newCase("PING-01", "ping answers {}", {"PING-01"});
   pass.duration_ms = 1;
+  pass.trace =
+      R"({"conform_trace":1,"started":"2026-01-01T00:00:00.000000Z","profile":"0.0.6","role":"engine","peer":[],"clock":"virtual"})"
+      "\n"
+      R"({"t":0,"dir":"e2p","frame":{"jsonrpc":"2.0","id":7,"method":"plugin/ping","params":{}}})"
+      "\n"
+      R"({"t":90,"dir":"p2e","frame":{"jsonrpc":"2.0","id":7,"result":{}}})"
+      "\n";
   CaseResult fail = newCase("lint", "trace lint", {"EMIT-06", "FRAME-19"});
   fail.trace_path = "traces/sample.ndjson";
+  // The wire log the HTML report shows (other formats name trace_path only). Lines 4, 7 and 9 are
+  // the evidence; line 6 carries markup a careless writer would let through.
+  fail.trace =
+      R"({"conform_trace":1,"started":"2026-01-01T00:00:00.000000Z","profile":"0.0.6","role":"engine","peer":["./plugin"],"clock":"virtual"})"
+      "\n"
+      R"({"t":0,"dir":"e2p","frame":{"jsonrpc":"2.0","id":1,"method":"plugin/initialize","params":{}}})"
+      "\n"
+      R"({"t":800,"dir":"p2e","frame":{"jsonrpc":"2.0","id":1,"result":{"name":"p"}}})"
+      "\n"
+      R"({"t":1200,"dir":"p2e","frame":{"jsonrpc":"2.0","method":"plugin/emit","params":{"name":"<a&b>"}}})"
+      "\n"
+      R"({"t":1300,"dir":"e2p","frame":{"jsonrpc":"2.0","method":"plugin/emit_result","params":{"bus":"published"}}})"
+      "\n"
+      R"({"t":1400,"dir":"p2e","stderr":"warn: </pre><script>x</script>"})"
+      "\n"
+      R"({"t":1500,"dir":"p2e","b64":"eyJ4IjoiAf8ifQ=="})"
+      "\n"
+      R"({"t":1600,"dir":"e2p","frame":{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad"}}})"
+      "\n"
+      R"({"t":1700,"dir":"p2e","frame":{"jsonrpc":"2.0","id":3,"id":3,"result":{}}})"
+      "\n"
+      R"({"t":2000,"exit":{"code":0}})"
+      "\n";
   fail.duration_ms = 5;
   fail.findings.push_back(makeFinding(
       "EMIT-06", kBindsEngine, "a spent context token was accepted a second time",
@@ -79,6 +109,7 @@ TEST_CASE("golden: JUnit report keeps failure apart from error", "[golden]") {
 }
 TEST_CASE("golden: SARIF report", "[golden]") { checkGolden("sarif"); }
 TEST_CASE("golden: Markdown report", "[golden]") { checkGolden("markdown"); }
+TEST_CASE("golden: HTML report", "[golden]") { checkGolden("html"); }
 
 TEST_CASE("unknown report format is an error naming the known ones", "[report]") {
   std::ostringstream out;
