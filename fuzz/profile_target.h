@@ -11,7 +11,7 @@
 //    send is built this way, so a failure here is conform emitting non-conforming traffic;
 //  * agreement: tests/protocol/messages_test.cpp keeps decoder and schema in agreement on its good
 //    and bad examples only; no profile promises agreement on every value. So a disagreement is a
-//    crash only when CONFORM_FUZZ_STRICT_AGREEMENT=1 is set in the environment
+//    crash only when CONFORM_FUZZ_STRICT=1 is set in the environment
 //    (to hunt for the two descriptions drifting apart; see Fuzzing.md).
 #pragma once
 
@@ -126,7 +126,7 @@ inline std::map<std::pair<std::string_view, protocol::Part>, TypedCodec> typedCo
 // [!shouldfail] test in tests/fuzzregress/protocol_decoder_test.cpp. The typed decoder accepts
 // these values, the schema refuses them; until fixed, a toJSON-validates failure AT THESE PATHS
 // is not fatal (CI stays green) while every other path of the same shapes is still checked.
-// CONFORM_FUZZ_STRICT_AGREEMENT=1 makes them fatal again. Remove an entry when its fix lands.
+// CONFORM_FUZZ_STRICT=1 makes them fatal again. Remove an entry when its fix lands.
 struct KnownFinding {
   std::string_view method;
   protocol::Part part;
@@ -137,11 +137,12 @@ inline constexpr KnownFinding kKnownFindings[] = {
     // but the decoder does not call it (unknown members, missing `text`, unknown types pass).
     {protocol::method::kMessageEnd, protocol::Part::Params, "content["},
     {protocol::method::kMessageEnd, protocol::Part::Result, "content["},
-    // hooks.cpp checkSelection() checks 3–512 characters and a '/', not the schema's model
-    // reference pattern (provider charset; no whitespace, control characters or brackets).
-    {protocol::method::kModelBeforeSelect, protocol::Part::Params, "from.model"},
-    {protocol::method::kModelBeforeSelect, protocol::Part::Params, "to.model"},
-    {protocol::method::kModelBeforeRequest, protocol::Part::Params, "model.selection.model"},
+    // hooks.cpp checkSelection() checks lengths, a '/' and variant != "base", not the schema's
+    // patterns for `model` (provider charset; no whitespace, control characters or brackets)
+    // and `variant` (lower-case [a-z0-9._-]).
+    {protocol::method::kModelBeforeSelect, protocol::Part::Params, "from."},
+    {protocol::method::kModelBeforeSelect, protocol::Part::Params, "to."},
+    {protocol::method::kModelBeforeRequest, protocol::Part::Params, "model.selection."},
 };
 
 inline bool knownFinding(std::string_view method, protocol::Part part, std::string_view path) {
@@ -152,10 +153,7 @@ inline bool knownFinding(std::string_view method, protocol::Part part, std::stri
 
 inline int runProfileTarget(const protocol::Profile& prof, const std::uint8_t* data, std::size_t size) {
   static const auto codecs = typedCodecs(prof.id());
-  static const bool strict = [] {
-    const char* e = std::getenv("CONFORM_FUZZ_STRICT_AGREEMENT");
-    return e && std::string_view(e) == "1";
-  }();
+  const bool strict = strictMode();
 
   ByteReader in(data, size);
   const auto methods = prof.methods();

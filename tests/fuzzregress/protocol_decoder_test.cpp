@@ -37,6 +37,7 @@ const std::string kPartsInParams = R"({)" HEAD
     R"(,"attempt_id":"0192aaaa-1111-7222-8333-4444555566ff","role":"assistant","content":[{"type":"text"}]})";
 const std::string kBracketInModel = R"({)" HEAD R"(,"from":{"model":"ve[ndor/model-b"},"to":{"model":"vendor/model-a"},"source":"user"})";
 const std::string kQuoteInProvider = R"({)" HEAD R"(,"to":{"model":"ven'dor/model-b"},"source":"user"})";
+const std::string kUpperCaseVariant = R"({)" HEAD R"(,"to":{"model":"vendor/model-a","variant":"Llong"},"source":"user"})";
 
 }  // namespace
 
@@ -59,7 +60,7 @@ TEST_CASE("HOOK-13 HOOK-48 the message_end decoder refuses the same content part
   CHECK_FALSE(cp::Profile::decode<cp::MessageEndParams>(parsed(kPartsInParams)).has_value());
 }
 
-TEST_CASE("HOOK-50 model references the schema's pattern refuses", "[protocol][fuzzregress]") {
+TEST_CASE("HOOK-50 model references and variants the schema's pattern refuses", "[protocol][fuzzregress]") {
   for (const cp::Profile* prof : cp::allProfiles()) {
     INFO(prof->version());
     auto a = prof->validate(cp::method::kModelBeforeSelect, cp::Part::Params, parsed(kBracketInModel));
@@ -68,13 +69,18 @@ TEST_CASE("HOOK-50 model references the schema's pattern refuses", "[protocol][f
     auto b = prof->validate(cp::method::kModelBeforeSelect, cp::Part::Params, parsed(kQuoteInProvider));
     REQUIRE(b.has_value());
     CHECK(b->path == "to.model");
+    auto c = prof->validate(cp::method::kModelBeforeSelect, cp::Part::Params, parsed(kUpperCaseVariant));
+    REQUIRE(c.has_value());
+    CHECK(c->path == "to.variant");
   }
 }
 
 TEST_CASE("HOOK-50 the model_before_select decoder refuses the same model references", "[protocol][fuzzregress][!shouldfail]") {
   // Fix: checkSelection() in core/protocol/hooks.cpp should apply the schema's model reference
   // pattern (provider `[a-z0-9][a-z0-9._-]{0,127}`, then `/` segments without whitespace, control
-  // characters or brackets), not only the length and a '/'.
+  // characters or brackets), not only the length and a '/', and the variant pattern
+  // `(?!base$)[a-z0-9][a-z0-9._-]{0,63}`, not only 1–64 characters other than "base".
   CHECK_FALSE(cp::Profile::decode<cp::ModelBeforeSelectParams>(parsed(kBracketInModel)).has_value());
   CHECK_FALSE(cp::Profile::decode<cp::ModelBeforeSelectParams>(parsed(kQuoteInProvider)).has_value());
+  CHECK_FALSE(cp::Profile::decode<cp::ModelBeforeSelectParams>(parsed(kUpperCaseVariant)).has_value());
 }
