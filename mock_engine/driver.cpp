@@ -67,7 +67,9 @@ std::string toolCallJson(const ToolCallStatus& c) {
          quoteJson(c.permission_resource) + R"(,"output":)" +
          (c.output ? json::compact(*c.output) : "null") + R"(,"display":)" +
          (c.display ? quoteJson(*c.display) : "null") + R"(,"is_error":)" + b(c.is_error) +
-         R"(,"incomplete":)" + b(c.incomplete) + "}";
+         R"(,"incomplete":)" + b(c.incomplete) + R"(,"hook_blocked":)" + b(c.hook_blocked) +
+         R"(,"model_content":)" + (c.model_content ? quoteJson(*c.model_content) : "null") +
+         R"(,"arguments":)" + (c.arguments ? json::compact(*c.arguments) : "null") + "}";
 }
 
 Driver::Driver(Engine& engine, clock::VirtualClock* vclock, std::function<void(std::string)> send)
@@ -84,6 +86,7 @@ Driver::Driver(Engine& engine, clock::VirtualClock* vclock, std::function<void(s
     }
     if (startup_error_.empty()) producers_ = std::make_unique<ProducerService>(engine_, std::move(journal));
   }
+  runtime_ = std::make_unique<Runtime>(engine_);  // engine4: installs the tool hook gate
   engine_.setToolCallDone([this](const ToolCallStatus& c) {
     auto it = waiting_calls_.find(c.invocation_id);
     if (it == waiting_calls_.end()) return;
@@ -300,6 +303,65 @@ void Driver::onFrame(std::string_view frame) {
   if (m == "diagnostics.flush") {
     engine_.flushDiagnostics();
     return reply(id, "{}");
+  }
+  // ---- issue 5 (engine4): the simulated runtime, hooks (docs/driver-protocol.md) -------------
+  auto selection = [&](const json::Value& holder) -> std::optional<protocol::ModelSelection> {
+    const json::Value* mv = json::member(holder, "model");
+    if (!mv) return std::nullopt;
+    protocol::ModelSelection sel;
+    if (mv->IsString()) sel.model = mv->GetString();
+    if (auto v = json::stringMember(holder, "variant")) sel.variant = std::string(*v);
+    return sel;
+  };
+  auto opDone = [this, id](const SessionOpResult& r) { reply(id, sessionOpJson(r)); };
+  if (m == "run.start") {
+    auto script = parseRunScript(p);
+    if (!script) return error(id, kInvalidParams, script.error());
+    bool wait = flag("wait");
+    auto run = runtime_->startRun(sparam("session_id"), std::move(*script), selection(p),
+                                  [this, id, wait](const RunRecord& r) { if (wait) reply(id, runJson(r)); });
+    if (!run) return error(id, kInvalidParams, run.error());
+    if (!wait) return reply(id, runJson(*runtime_->run(*run)));
+    return;
+  }
+  if (m == "run.status") {
+    const RunRecord* r = runtime_->run(sparam("run_id"));
+    return r ? reply(id, runJson(*r)) : error(id, kInvalidParams, "unknown run_id");
+  }
+  if (m == "run.steer") {
+    auto r = runtime_->steer(sparam("session_id"), sparam("text"), opDone);
+    if (!r) return error(id, kInvalidParams, r.error());
+    return;
+  }
+  if (m == "model.select") {
+    auto sel = selection(p);
+    if (!sel) return error(id, kInvalidParams, "params.model is required");
+    auto r = runtime_->selectModel(sparam("session_id"), *sel);
+    return r ? reply(id, "{}") : error(id, kInvalidParams, r.error());
+  }
+  if (m == "compact" || m == "fork" || m == "revert") {
+    auto instructions = json::stringMember(p, "instructions");
+    std::optional<std::string> instr;
+    if (instructions) instr = std::string(*instructions);
+    const json::Value* tv = json::member(p, "through_seq");
+    if (m != "compact" && (!tv || !tv->IsUint64()))
+      return error(id, kInvalidParams, "params.through_seq must be a non-negative integer");
+    auto r = m == "compact" ? runtime_->compact(sparam("session_id"), instr, opDone)
+             : m == "fork"  ? runtime_->fork(sparam("session_id"), tv->GetUint64(), opDone)
+                            : runtime_->revert(sparam("session_id"), tv->GetUint64(), instr, opDone);
+    if (!r) return error(id, kInvalidParams, r.error());
+    return;
+  }
+  if (m == "hooks.trace") {
+    std::string out = R"({"calls":[)";
+    bool first = true;
+    for (auto& t : runtime_->hooks().trace()) {
+      out += std::string(first ? "" : ",") + R"({"hook":)" + quoteJson(t.hook) + R"(,"plugin":)" +
+             quoteJson(t.plugin) + R"(,"session_id":)" + quoteJson(t.session) + R"(,"context_id":)" +
+             quoteJson(t.context_id) + R"(,"outcome":)" + quoteJson(t.outcome) + "}";
+      first = false;
+    }
+    return reply(id, out + "]}");
   }
   if (m == "engine.shutdown") {
     engine_.shutdown();

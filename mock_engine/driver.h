@@ -18,6 +18,7 @@
 #include "core/clock/clock.h"
 #include "mock_engine/engine.h"
 #include "mock_engine/producer.h"
+#include "mock_engine/runtime.h"
 
 namespace conform::engine {
 
@@ -46,9 +47,13 @@ class Driver {
   // Issue 5: producer messaging and recovery (installed when config.producer_handler is true;
   // with config.journal_dir it replays the journal first).
   std::unique_ptr<ProducerService> producers_;
+  std::unique_ptr<Runtime> runtime_;  // engine4
 
  public:
   ProducerService* producers() { return producers_.get(); }
+  // Issue 5 (engine4): the simulated runtime and its hook chains (run.*, compact, fork, revert,
+  // model.select, hooks.trace).
+  Runtime& runtime() { return *runtime_; }
   // Set when the journal could not be opened (conform-engine reports it and exits 2).
   const std::string& startupError() const { return startup_error_; }
 

@@ -125,6 +125,12 @@ struct ToolCallStatus {
   bool is_error = false;
   bool incomplete = false;  // TOOL-15: accepted output retained but flagged incomplete
   bool frame_sent = false;
+  // Interception (engine4, mock_engine/hooks.h): the arguments actually executed (after
+  // tool_before_call, HOOK-20), whether a hook blocked the call (HOOK-18), and the model-facing
+  // content after tool_after_result (HOOK-24/25; unset when no hook gate is installed).
+  std::shared_ptr<json::Document> arguments;
+  bool hook_blocked = false;
+  std::optional<std::string> model_content;
 };
 
 struct PingStatus {
@@ -280,10 +286,42 @@ class Engine {
 
   std::string newUuid();
 
+  // ---- issue 5 additions (engine4: interception, mock_engine/hooks.h) ----------------------------
+  // A hook request: requestPlugin plus a request grant for `context_id` bound to `session`,
+  // activated at the write and revoked when the call ends (HOOK-10). A plugin whose 1024-record
+  // queue is full is not asked at all: hooks never wait for queue space (HOOK-15).
+  enum class HookSend { Sent, NotConnected, QueueFull };
+  HookSend requestHook(const std::string& plugin, const std::string& method,
+                       const std::string& params_json, const std::string& session,
+                       const std::string& context_id, clock::Duration timeout, ResponseFn done);
+  // The tool path's interception gate. engine_tools.cpp asks it after policy and approval
+  // (HOOK-16) and again when a result arrived, before the termination is committed (HOOK-24).
+  // Without a gate the tool path runs as before.
+  class ToolHooks {
+   public:
+    virtual ~ToolHooks() = default;
+    struct BeforeOutcome {
+      bool blocked = false;
+      std::string block_text;                     // HOOK-19: what the model is told
+      std::shared_ptr<json::Document> arguments;  // the arguments to execute; null = unchanged
+    };
+    struct AfterOutcome {
+      std::string model_content;     // HOOK-24: what the model sees
+      bool supersede_output = false;  // 0.0.4 (DELTA §4.5): the replacement replaces the output too
+    };
+    virtual void beforeCall(const ToolCallStatus& call, const ToolDeclaration& decl,
+                            std::function<void(BeforeOutcome)> done) = 0;
+    virtual void afterResult(const ToolCallStatus& call, std::function<void(AfterOutcome)> done) = 0;
+    // Every call's end (the runtime waits on it).
+    virtual void finished(const ToolCallStatus&) {}
+  };
+  void setToolHooks(ToolHooks* hooks);
+
   struct Impl;  // engine_impl.h: shared by the engine_*.cpp files
 
  private:
   std::unique_ptr<Impl> impl_;
+  ToolHooks* tool_hooks_ = nullptr;  // engine4: set by HookRunner
 };
 
 }  // namespace conform::engine

@@ -24,6 +24,10 @@ bool uriUnreserved(std::string_view s) {
   return true;
 }
 
+// Sends plugin/tools/call for a call that passed policy, approval and the hooks (engine4 split it
+// out of callTool so the tool_before_call chain can finish later).
+void dispatchToolCall(Engine::Impl& m, ToolCallStatus& call, std::size_t pi);
+
 }  // namespace
 
 Expected<std::vector<ToolDeclaration>, std::string> Engine::Impl::validateTools(
@@ -259,21 +263,46 @@ Expected<std::string, std::string> Engine::callTool(const std::string& session,
     return fail(CallState::Denied, "permission denied for `" + call.permission_resource + "`");
   if (d == Decision::Ask && !m.cfg.approve_asks)
     return fail(CallState::Denied, "the user denied `" + call.permission_resource + "`");
-  // Issue 5: the tool_before_call hook chain runs here (after policy, before execution).
+  call.arguments = std::make_shared<json::Document>(json::copy(arguments));
+  // Issue 5 (engine4): the tool_before_call chain runs here, after policy and approval (HOOK-16);
+  // denied calls never reached this point. A block ends the call as a tool error (HOOK-18).
+  if (tool_hooks_) {
+    tool_hooks_->beforeCall(call, decl, [&m, id, pi](ToolHooks::BeforeOutcome o) {
+      auto cit = m.calls.find(id);
+      if (cit == m.calls.end() || cit->second.state != CallState::Pending) return;  // cancelled
+      if (o.blocked) {
+        cit->second.hook_blocked = true;
+        m.finishCall(cit->second, CallState::Failed, o.block_text, nullptr);
+        return;
+      }
+      if (o.arguments) cit->second.arguments = std::move(o.arguments);
+      dispatchToolCall(m, cit->second, pi);
+    });
+    return id;
+  }
+  dispatchToolCall(m, call, pi);
+  return id;
+}
+
+namespace {
+void dispatchToolCall(Engine::Impl& m, ToolCallStatus& call, std::size_t pi) {
+  PluginSlot& p = m.plugins[pi];
+  const std::string& tool = call.tool;
+  const std::string& id = call.invocation_id;
   // TOOL-08/29: revalidate ownership right before sending.
   Conn* c = m.conn(p.conn);
   auto owner = m.names.find(tool);
   if (!c || c->ended || !c->handshake_done || c->shutdown_sent || owner == m.names.end() ||
       owner->second.kind != ToolClaim::Kind::Plugin || owner->second.plugin != pi)
-    return fail(CallState::Failed, "tool `" + tool + "` is no longer available");
+    return m.finishCall(call, CallState::Failed, "tool `" + tool + "` is no longer available", nullptr);
   // TOOL-05/19/20: the request grant lives until the call ends.
-  call.context_id = newUuid();
+  call.context_id = m.self.newUuid();
   auto timeout = std::chrono::milliseconds(p.cfg.tool_timeout_ms);
-  c->grants.mint(call.context_id, session, GrantKind::Request, timeout);
-  std::string params = R"({"tool":)" + quoteJson(tool) + R"(,"session_id":)" + quoteJson(session) +
-                       R"(,"context_id":)" + quoteJson(call.context_id) +
-                       R"(,"invocation_id":)" + quoteJson(id) + R"(,"arguments":)" +
-                       json::compact(arguments) + R"(,"resource":)" +
+  c->grants.mint(call.context_id, call.session_id, GrantKind::Request, timeout);
+  std::string params = R"({"tool":)" + quoteJson(tool) + R"(,"session_id":)" +
+                       quoteJson(call.session_id) + R"(,"context_id":)" +
+                       quoteJson(call.context_id) + R"(,"invocation_id":)" + quoteJson(id) +
+                       R"(,"arguments":)" + json::compact(*call.arguments) + R"(,"resource":)" +
                        (call.resource ? quoteJson(*call.resource) : std::string("null")) +
                        R"(,"cancellation_token":)" + quoteJson(id) + "}";
   PendingRequest pr;
@@ -282,8 +311,8 @@ Expected<std::string, std::string> Engine::callTool(const std::string& session,
   call.frame_sent = true;
   m.sendRequest(*c, "plugin/tools/call", params, pr, timeout);
   c->grants.activate(call.context_id, m.clk.now());  // EMIT-11: activated at the write
-  return id;
 }
+}  // namespace
 
 bool Engine::cancelToolCall(const std::string& id) {
   Impl& m = *impl_;
@@ -336,6 +365,7 @@ void Engine::Impl::finishCall(ToolCallStatus& call, CallState st, std::string re
     (void)append(call.session_id, ev, "");
   }
   if (tool_done) tool_done(call);
+  if (self.tool_hooks_) self.tool_hooks_->finished(call);  // engine4: the runtime waits on it
 }
 
 void Engine::Impl::failCallsOf(Conn& c, const std::string& reason) {
@@ -420,8 +450,31 @@ void Engine::Impl::handleToolResult(Conn& c, const PendingRequest& pr, const jso
   call.display = display;
   call.is_error = is_error;
   // TOOL-14: is_error marks the call failed; the output is kept.
-  if (is_error) finishCall(call, CallState::Failed, "the tool reported an error", &c);
-  else finishCall(call, CallState::Completed, "", &c);
+  auto commit = [this](ToolCallStatus& done_call, Conn* cc) {
+    if (done_call.is_error) finishCall(done_call, CallState::Failed, "the tool reported an error", cc);
+    else finishCall(done_call, CallState::Completed, "", cc);
+  };
+  // Issue 5 (engine4): tool_after_result runs before the termination is committed (HOOK-24).
+  if (self.tool_hooks_) {
+    std::string id = call.invocation_id;
+    ConnId cid = c.id;
+    self.tool_hooks_->afterResult(call, [this, id, cid, commit](ToolHooks::AfterOutcome o) {
+      auto cit = calls.find(id);
+      if (cit == calls.end() || cit->second.state != CallState::Pending) return;
+      ToolCallStatus& hc = cit->second;
+      if (o.supersede_output) {  // 0.0.4 (HOOK-25 DELTA): the replacement is the content
+        auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
+        out->AddMember("kind", "single", out->GetAllocator());
+        out->AddMember("text", json::str(o.model_content, out->GetAllocator()), out->GetAllocator());
+        hc.output = out;
+        hc.display = o.model_content;
+      }
+      hc.model_content = std::move(o.model_content);
+      commit(hc, conn(cid));
+    });
+    return;
+  }
+  commit(call, &c);
 }
 
 }  // namespace conform::engine
