@@ -17,7 +17,9 @@
 
 #include "core/protocol/profile.h"
 #include "harness/runner/check.h"
+#include "harness/runner/fuzz.h"
 #include "harness/runner/probe.h"
+#include "harness/runner/trace_commands.h"
 
 namespace {
 
@@ -117,6 +119,45 @@ void addProfilesCommand(CLI::App& app, int& exit_code) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// conform lint / record / replay (harness/runner/trace_commands.h does the work)
+// ---------------------------------------------------------------------------------------------
+void addLintCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::LintCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("lint", "Check a recorded trace offline against every rule monitor");
+  cmd->add_option("trace", opt->trace, "Trace file (NDJSON, docs/trace-format.md); - for stdin")->required();
+  cmd->add_option("--profile", opt->profile, "Judge by this profile (default: the trace header's)");
+  cmd->add_option("--format", opt->format, "stdout format: console, json, junit, sarif, markdown");
+  cmd->add_option("--report-dir", opt->report_dir, "Also write lint.json, lint.junit.xml, lint.sarif, lint.md here");
+  cmd->add_flag("--stop-on-bad-line", opt->stop_on_bad_line, "Stop at the first unreadable line");
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runLint(*opt, std::cout, std::cerr); });
+}
+
+void addRecordCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::RecordCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("record", "Transparent tap: run CMD, copy stdin/stdout unchanged, write a trace");
+  cmd->add_option("--out", opt->out, "Trace file to write")->required();
+  cmd->add_option("--profile", opt->profile, "Profile written to the trace header (default 0.0.6)");
+  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin to run")->required();
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runRecord(*opt); });
+}
+
+void addReplayCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::ReplayCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("replay", "Play one side of a trace into CMD and compare what comes back");
+  cmd->add_option("trace", opt->trace, "Recorded trace")->required();
+  cmd->add_option("--role", opt->role, "Side we play: engine (default; CMD is a plugin) or plugin")
+      ->check(CLI::IsMember({"engine", "plugin"}));
+  cmd->add_option("--timing", opt->timing, "recorded: keep the recorded gaps; fast (default): next step when answered")
+      ->check(CLI::IsMember({"recorded", "fast"}));
+  cmd->add_option("--out", opt->out, "Write the replayed conversation as a trace");
+  cmd->add_option("--profile", opt->profile, "Profile (default: the trace header's)");
+  cmd->add_option("--step-timeout-ms", opt->step_timeout_ms, "fast timing: per-step wait for the recorded answers");
+  cmd->add_flag("!--no-lint", opt->lint, "Do not run the monitors over the replayed conversation");
+  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the process to replay into")->required();
+  cmd->callback([opt, &exit_code] { exit_code = conform::runner::runReplay(*opt, std::cout, std::cerr); });
+}
+
+// ---------------------------------------------------------------------------------------------
 // conform check / conform run (harness/runner/check.h does the work; docs/check.md, docs/dsl.md)
 // ---------------------------------------------------------------------------------------------
 void addCheckCommand(CLI::App& app, int& exit_code) {
@@ -182,9 +223,36 @@ void addProbeCommand(CLI::App& app, int& exit_code) {
   cmd->callback([path, &exit_code] { exit_code = conform::runner::runProbe(*path); });
 }
 
+// ---------------------------------------------------------------------------------------------
+// conform fuzz (harness/runner/fuzz.h does the work; docs/fuzzing-live.md)
+// ---------------------------------------------------------------------------------------------
+void addFuzzCommand(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<conform::runner::FuzzOptions>();
+  auto seed = std::make_shared<std::uint64_t>(0);
+  CLI::App* cmd = app.add_subcommand("fuzz", "Fuzz a live plugin: generated and mutated conversations, judged by the monitors");
+  cmd->add_option("--seconds", opt->seconds, "Fuzzing budget in seconds (default 60; minimisation extra)");
+  cmd->add_option("--runs", opt->runs, "Stop after this many batches (default: no limit)");
+  CLI::Option* seed_opt = cmd->add_option("--seed", *seed, "Random seed (default: random, printed at the start)");
+  cmd->add_option("--corpus", opt->corpus, "Folder of traces whose engine frames are played first");
+  cmd->add_option("--out", opt->out, "Folder for findings, reproducers, summary.json and reports (default fuzz-out)");
+  cmd->add_option("--role", opt->role, "Side we play: engine (default; CMD is a plugin); plugin is not supported yet")
+      ->check(CLI::IsMember({"engine", "plugin"}));
+  cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
+  cmd->add_option("--deadline-ms", opt->deadline_ms, "Answer deadline per request (default 2000: HOOK-06, PING-03)");
+  cmd->add_option("--minimize-seconds", opt->minimize_seconds, "Delta-debugging budget per finding (default 60)");
+  cmd->add_option("--max-findings", opt->max_findings, "Stop after this many distinct findings (default: budget)");
+  cmd->add_flag("!--no-verify", opt->verify, "Do not check reproducers with conform replay");
+  cmd->add_flag("--quiet,-q", opt->quiet, "No progress lines");
+  cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin under test")->required();
+  cmd->callback([opt, seed, seed_opt, &exit_code] {
+    if (seed_opt->count() > 0) opt->seed = *seed;
+    exit_code = conform::runner::runFuzz(*opt, std::cout, std::cerr);
+  });
+}
+
 // Later subcommands (check, check-engine, fuzz, replay, lint …) add one line here.
 using CommandRegistrar = void (*)(CLI::App&, int& exit_code);
-constexpr CommandRegistrar kCommands[] = {addProfilesCommand, addCheckCommand, addRunCommand, addCheckEngineCommand, addProbeCommand};
+constexpr CommandRegistrar kCommands[] = {addProfilesCommand, addLintCommand, addRecordCommand, addReplayCommand, addCheckCommand, addRunCommand, addCheckEngineCommand, addProbeCommand, addFuzzCommand};
 
 }  // namespace
 
