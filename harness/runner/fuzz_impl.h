@@ -1,0 +1,177 @@
+// harness/runner/fuzz_impl — the parts of `conform fuzz` (fuzz.h), internal to harness/runner:
+//
+//   fuzz_gen.cpp    — stimuli: schema-valid engine→plugin messages built from the profile's
+//                     embedded schemas and the target's handshake, then mutated at the JSON,
+//                     envelope and pipe level (FuzzStep);
+//   fuzz_target.cpp — one live plugin process: writes steps the way each step says (split,
+//                     coalesced, stalled…), plays the minimal engine the plugin needs (emit_result
+//                     for every plugin/emit, an error for plugin requests), traces both directions,
+//                     feeds the monitors incrementally, and judges each batch against deadlines;
+//   fuzz.cpp        — the loop, delta debugging, reproducers, summary and reports.
+//
+// Tests (tests/livefuzz) use these types directly.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/json/json.h"
+#include "core/json/schema.h"
+#include "core/protocol/profile.h"
+#include "reports/results.h"
+
+namespace conform::runner::fuzz {
+
+using Rng = std::mt19937_64;
+
+// One stimulus: what the fuzzer writes to the plugin's stdin, and how.
+struct FuzzStep {
+  enum class Kind : std::uint8_t {
+    Frame,      // `bytes` + LF (CR LF when `cr`; nothing when `unterminated`)
+    CloseStdin, // EOF on the plugin's stdin (FRAME-18); the session ends after it
+  };
+  enum class Delivery : std::uint8_t {
+    Whole,     // one write
+    Split,     // written in 2–4 pieces, each flushed before the next (the reader sees partial lines)
+    Coalesce,  // queued together with the next step's bytes (several frames in one read)
+    Stall,     // stop reading the plugin's stdout for `stall_ms` after writing (its pipe may fill)
+  };
+  Kind kind = Kind::Frame;
+  Delivery delivery = Delivery::Whole;
+  std::string bytes;
+  bool cr = false;
+  bool unterminated = false;
+  std::uint32_t stall_ms = 0;
+  // Not a valid message for this connection: an SDK plugin may legitimately end the connection
+  // after it (FRAME-04/13, RPC-01/05, SDK-25 decode failures), so an exit that follows is expected,
+  // never a finding, and answers stop being owed until the plugin proves it is still serving.
+  bool may_end = false;
+  // Rendered id of the request when an answer is owed (RPC-08); empty for notifications and for
+  // frames whose envelope is broken (no answer can be owed to them).
+  std::string expect_id;
+  std::string method;       // for deadlines and messages
+  std::string label;        // what the generator/mutator did ("tools/call echo: drop arguments")
+  bool shutdown = false;    // plugin/shutdown: the plugin must exit promptly afterwards (SHUT-08)
+};
+
+// What the target declared in its handshake (the generator aims at it).
+struct DeclaredTool {
+  std::string name, permission_name;
+  std::optional<std::string> primary_resource_param;
+  std::shared_ptr<json::Document> parameters;  // as declared (JSON Schema)
+};
+struct TargetInfo {
+  std::string name;
+  std::vector<DeclaredTool> tools;
+  std::vector<std::string> hooks;              // declared intercept hook names
+  bool subscribe_events = false, subscribe_bus = false, publish_bus = false;
+};
+
+// Schema-driven generator plus mutator. Deterministic for a given Rng state.
+class Generator {
+ public:
+  Generator(const protocol::Profile& profile, std::uint32_t deadline_ms);
+  ~Generator();
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+
+  void setTarget(const TargetInfo& t);
+  // Percentage of generated steps that are mutated (default 22; 0: valid traffic only, bench).
+  void setMutatePercent(int percent);
+  // The plugin/initialize request (always valid, id 1): the handshake that opens every session.
+  FuzzStep handshake();
+  // A batch of 1..max_len steps, valid first and mutated with some probability. Ids continue.
+  std::vector<FuzzStep> batch(Rng& rng, std::size_t max_len);
+  // Always-valid steps: a ping (the probe closing each batch) and the shutdown + EOF pair.
+  FuzzStep ping();
+  std::vector<FuzzStep> shutdown(Rng& rng);
+  // Valid message of a method with schema-valid params (tests; "" params when impossible).
+  std::optional<FuzzStep> valid(std::string_view method, Rng& rng);
+  // Engine frames of a corpus trace turned into steps (the handshake is skipped).
+  static std::vector<FuzzStep> fromTrace(const std::string& path, std::string* error);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// One judged problem.
+struct Problem {
+  enum class Kind : std::uint8_t { Crash, Exit, Hang, Rule };
+  Kind kind = Kind::Rule;
+  std::string rule;      // catalogue id (RPC-08, HOOK-06, SHUT-08, FRAME-18, or the monitor's)
+  std::string message;
+  std::vector<reports::Finding> findings;  // Rule: the monitor findings (plugin-bound)
+  std::uint64_t trace_line = 0;             // evidence line in the session trace
+  std::string signature() const;            // "crash", "hang:HOOK-06", "rule:RPC-08" (dedup, ddmin)
+};
+const char* toString(Problem::Kind);
+
+// Outcome of running steps on a live process.
+struct RunStats {
+  std::uint64_t frames_sent = 0, frames_received = 0, sessions = 0, bytes_sent = 0;
+};
+
+// One plugin process and its trace. Spawns on construction (start()), handshakes, then runs
+// batches; judges each batch (crash, exit, hang, monitor findings bound to the plugin).
+class Target {
+ public:
+  Target(std::vector<std::string> command, const protocol::Profile& profile, std::uint32_t deadline_ms);
+  ~Target();
+  Target(const Target&) = delete;
+  Target& operator=(const Target&) = delete;
+
+  // Spawns and handshakes. Error text when CMD cannot start (harness error). A handshake that
+  // fails (crash, no answer, refused by the monitors) is a Problem, returned as such.
+  struct StartResult {
+    std::string harness_error;
+    std::optional<Problem> problem;
+    std::optional<TargetInfo> info;
+  };
+  StartResult start(const FuzzStep& handshake);
+  // Runs a batch; nullopt when nothing is wrong. After a problem or the end of the session
+  // (exit, shutdown, EOF) alive() is false and the caller restarts.
+  std::optional<Problem> run(const std::vector<FuzzStep>& steps);
+  bool alive() const;
+  // Ends the process (kill, reap) and the trace. The trace text is kept until the next start().
+  void stop();
+  // The trace of the current/last session: header + every event so far.
+  std::string traceText() const;
+  // Steps sent in the current/last session (the handshake first), for minimisation.
+  const std::vector<FuzzStep>& sent() const;
+  const RunStats& stats() const;
+  // When set, monitors are not run (bench: raw transport throughput). Default: on.
+  void setMonitors(bool on);
+  // Handles the plugin's output for `d` without sending (timers the last step armed may fire).
+  void settle(std::chrono::milliseconds d);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs `steps` (handshake first) on a fresh process and returns the problem it shows, if any,
+// with the trace of that run. Used by minimisation and the tests.
+struct Trial {
+  std::optional<Problem> problem;
+  std::string trace;
+  std::string harness_error;
+};
+Trial runTrial(const std::vector<std::string>& command, const protocol::Profile& profile,
+               std::uint32_t deadline_ms, const std::vector<FuzzStep>& steps);
+
+// ddmin (Zeller) over steps[1..] (the handshake stays) until no single chunk can be removed, or
+// the deadline. `reproduces` runs a candidate; every call is one fresh process.
+std::vector<FuzzStep> ddmin(const std::vector<FuzzStep>& steps,
+                            const std::function<bool(const std::vector<FuzzStep>&)>& reproduces,
+                            std::chrono::steady_clock::time_point deadline, std::size_t* trials);
+
+}  // namespace conform::runner::fuzz
