@@ -122,7 +122,7 @@ TEST_CASE("the plugin catalogue passes against the reference plugin in profile 0
   CHECK(r.out.find("[ERROR]") == std::string::npos);
 }
 
-TEST_CASE("every fault whose rule has a case is caught by that case", "[catalogue][slow]") {
+TEST_CASE("every fault whose rule has a case is caught by that case", "[catalogue]") {
   const std::map<std::string, std::string> cases = catalogueCases();
   REQUIRE(cases.size() > 40);
   const std::vector<Fault> all = faults();
