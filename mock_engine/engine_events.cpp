@@ -24,7 +24,39 @@ RecordClass classify(const json::Value& payload, std::string_view type) {
 
 }  // namespace
 
-std::string Engine::Impl::timestamp() const { return clock::formatRfc3339(clk.wallNow()); }
+std::string Engine::Impl::timestamp() const {
+  // Every event carries a timestamp; formatting the calendar part once per wall-clock second
+  // (instead of gmtime + fmt per event) keeps it off the fan-out hot path. The output equals
+  // clock::formatRfc3339 (2026-01-01T00:00:00.000000Z).
+  auto us = clk.wallNow().time_since_epoch().count();
+  std::int64_t secs = us / 1000000, frac = us % 1000000;
+  if (frac < 0) { frac += 1000000; --secs; }
+  if (!ts_cache_valid || secs != ts_cache_secs) {
+    std::string full = clock::formatRfc3339(clock::WallTime(std::chrono::seconds(secs)));
+    ts_cache_prefix = full.substr(0, full.size() - 7);  // up to and including the '.'
+    ts_cache_secs = secs;
+    ts_cache_valid = true;
+  }
+  std::string out = ts_cache_prefix;
+  char digits[7];
+  for (int i = 5; i >= 0; --i, frac /= 10) digits[i] = static_cast<char>('0' + frac % 10);
+  digits[6] = 'Z';
+  out.append(digits, 7);
+  return out;
+}
+
+static void appendQuoted(std::string& out, std::string_view s) {
+  // Fast path for the engine's own identifiers (UUIDs, timestamps): nothing to escape.
+  bool plain = true;
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) { plain = false; break; }
+  }
+  if (!plain) { out += quoteJson(s); return; }
+  out += '"';
+  out.append(s);
+  out += '"';
+}
 
 // ---- sessions --------------------------------------------------------------------------------------
 
@@ -78,26 +110,36 @@ Expected<std::uint64_t, std::string> Engine::produceEvent(const std::string& ses
   auto it = m.sessions.find(session);
   if (it == m.sessions.end()) return unexpected("unknown session `" + session + "`");
   std::uint64_t n = it->second.next_seq;
-  rapidjson::Document ev(rapidjson::kObjectType);
-  auto& a = ev.GetAllocator();
+  // A string template instead of a JSON DOM: the benchmark drives millions of these, and every
+  // member is the engine's own text (UUID, digits), so nothing needs escaping.
   std::string call = newUuid();
+  std::string ev;
+  ev.reserve(256);
   if (cls == RecordClass::Terminal) {
-    ev.AddMember("type", "tool_call_terminated", a);
-    ev.AddMember("tool_call_id", json::str(call, a), a);
-    rapidjson::Value owner(rapidjson::kObjectType);
-    owner.AddMember("tool", "bash", a);
-    ev.AddMember("owner", owner, a);
-    ev.AddMember("outcome", "completed", a);
-    ev.AddMember("result", rapidjson::Value(), a);
-    ev.AddMember("error", rapidjson::Value(), a);
+    // PROTOCOL §5.3 / R4 schema: owner is an AssistantToolCallRef, outcome a
+    // ToolTerminationOutcome, result a PersistedToolResult or null, error a SafeToolError or null.
+    ev += R"({"type":"tool_call_terminated","tool_call_id":")";
+    ev += call;
+    ev += R"(","owner":{"model_turn_seq":1,"content_index":0,"model_call_id":"call_)";
+    ev += std::to_string(n);
+    ev += R"(","provider_item_id":null},"outcome":"completed","result":null,"error":null})";
   } else {
-    ev.AddMember("type", "tool_call_progress", a);
-    ev.AddMember("tool_call_id", json::str(call, a), a);
-    ev.AddMember("message", json::str("progress " + std::to_string(n), a), a);
-    if (cls == RecordClass::Chunk) ev.AddMember("output_chunk", json::str("chunk " + std::to_string(n), a), a);
-    else ev.AddMember("output_chunk", rapidjson::Value(), a);
+    ev += R"({"type":"tool_call_progress","tool_call_id":")";
+    ev += call;
+    ev += R"(","message":"progress )";
+    ev += std::to_string(n);
+    if (cls == RecordClass::Chunk) {
+      ev += R"(","output_chunk":"chunk )";
+      ev += std::to_string(n);
+      ev += "\"}";
+    } else {
+      ev += R"(","output_chunk":null})";
+    }
   }
-  return m.append(session, ev, "");
+  return m.appendSerialized(it->second,
+                            std::make_shared<const std::string>(std::move(ev)),
+                            cls == RecordClass::Terminal ? "tool_call_terminated" : "tool_call_progress",
+                            cls, "");
 }
 
 Expected<std::uint64_t, std::string> Engine::Impl::append(const std::string& session,
@@ -107,22 +149,29 @@ Expected<std::uint64_t, std::string> Engine::Impl::append(const std::string& ses
   if (it == sessions.end()) return unexpected("unknown session `" + session + "`");
   auto type = json::stringMember(payload, "type");
   if (!payload.IsObject() || !type) return unexpected("an event payload is an object with a string `type`");
-  Session& s = it->second;
+  return appendSerialized(it->second, std::make_shared<const std::string>(json::compact(payload)),
+                          *type, classify(payload, *type), source_plugin);
+}
+
+std::uint64_t Engine::Impl::appendSerialized(Session& s, std::shared_ptr<const std::string> payload,
+                                             std::string_view type, RecordClass cls,
+                                             const std::string& source_plugin) {
   EventRecord r;
   r.seq = s.next_seq++;
-  r.payload = std::make_shared<const std::string>(json::compact(payload));
-  r.type = std::string(*type);
+  r.payload = std::move(payload);
+  r.type = std::string(type);
   r.timestamp = timestamp();
   r.source_plugin = source_plugin;
-  r.cls = classify(payload, *type);
-  s.log.push_back(r);
-  if (cfg.max_retained_events && s.log.size() > cfg.max_retained_events) s.log.pop_front();
+  r.cls = cls;
   // EVT-04: delivered only once the append is durable (a persisted session appends durably).
   if (s.persisted) {
     deliverRecord(s, r);
     s.delivered_through = r.seq;
   }
-  return r.seq;
+  std::uint64_t seq = r.seq;
+  s.log.push_back(std::move(r));
+  if (cfg.max_retained_events && s.log.size() > cfg.max_retained_events) s.log.pop_front();
+  return seq;
 }
 
 // ---- delivery ---------------------------------------------------------------------------------------
@@ -138,12 +187,26 @@ void Engine::Impl::deliverRecord(const Session& s, const EventRecord& r) {
     if (!p.status.capabilities.subscribe_events || p.cfg.name == r.source_plugin) continue;
     if (!prefix) {
       // The payload is serialised once; only the grant differs per recipient (EVT-02/06/21).
-      prefix = std::make_shared<const std::string>(
-          R"({"jsonrpc":"2.0","method":"plugin/event","params":{"session_id":)" + quoteJson(s.id) +
-          R"(,"context_id":)");
-      suffix = std::make_shared<const std::string>(R"(,"seq":)" + std::to_string(r.seq) +
-                                                   R"(,"event":)" + *r.payload +
-                                                   R"(,"timestamp":)" + quoteJson(r.timestamp) + "}}");
+      // The prefix depends on the session only: reuse it while events stay in one session.
+      if (event_prefix_session != &s || !event_prefix) {
+        std::string pre = R"({"jsonrpc":"2.0","method":"plugin/event","params":{"session_id":)";
+        appendQuoted(pre, s.id);
+        pre += R"(,"context_id":)";
+        event_prefix = std::make_shared<const std::string>(std::move(pre));
+        event_prefix_session = &s;
+      }
+      std::string suf;
+      suf.reserve(r.payload->size() + 80);
+      suf += R"(,"seq":)";
+      suf += std::to_string(r.seq);
+      suf += R"(,"event":)";
+      suf += *r.payload;
+      suf += R"(,"timestamp":)";
+      suf += '"';
+      suf += r.timestamp;  // RFC 3339 text made by timestamp(): nothing to escape
+      suf += "\"}}";
+      prefix = event_prefix;
+      suffix = std::make_shared<const std::string>(std::move(suf));
     }
     Delivery d;
     d.cls = r.cls;
@@ -179,7 +242,7 @@ void Engine::Impl::pump(Conn& c) {
          host.writable(c.id)) {
     auto d = c.queue.pop();
     std::string frame;
-    frame.reserve(d->frame_prefix->size() + d->token.size() + 2 + d->frame_suffix->size());
+    frame.reserve(d->frame_prefix->size() + d->token.size() + 3 + d->frame_suffix->size());
     frame += *d->frame_prefix;
     frame += '"';
     frame += d->token;  // UUID text: nothing to escape
@@ -187,7 +250,13 @@ void Engine::Impl::pump(Conn& c) {
     frame += *d->frame_suffix;
     // EMIT-11: the grant activates when the frame is written, not when it was queued.
     c.grants.activate(d->token, clk.now());
-    writeFrame(c, frame);
+    // writeFrame() without its extra copy (the loop condition already holds its guards,
+    // FRAME-15/SHUT-05): the frame is built with its LF (FRAME-03) and written as is.
+    frame += '\n';
+    host.write(c.id, frame);
+    if (observer)
+      observer->onFrame(plugins[c.plugin].cfg.name, c.id, Direction::ToPlugin,
+                        std::string_view(frame.data(), frame.size() - 1), clk.now());
   }
 }
 

@@ -145,6 +145,18 @@ struct Engine::Impl {
                         std::string_view message);
   void flushDiagnostics();
   std::string timestamp() const;
+  // The append path for an already serialised payload (produceEvent builds it from a template;
+  // append() serialises a DOM once). Returns the seq.
+  std::uint64_t appendSerialized(Session& s, std::shared_ptr<const std::string> payload,
+                                 std::string_view type, RecordClass cls,
+                                 const std::string& source_plugin);
+  // timestamp(): the formatted calendar second, reused while the wall clock stays in it.
+  mutable std::int64_t ts_cache_secs = 0;
+  mutable bool ts_cache_valid = false;
+  mutable std::string ts_cache_prefix;
+  // deliverRecord(): the plugin/event frame prefix of the last session delivered to.
+  const Session* event_prefix_session = nullptr;
+  std::shared_ptr<const std::string> event_prefix;
 };
 
 

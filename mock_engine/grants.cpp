@@ -1,20 +1,41 @@
 // mock_engine/grants — see grants.h.
 #include "mock_engine/grants.h"
 
+#include <cstring>
+
 namespace conform::engine {
+
+bool GrantTable::makeKey(std::string_view token, Key& out) {
+  if (token.size() > kMaxTokenChars) return false;
+  std::memcpy(out.b.data(), token.data(), token.size());
+  out.n = static_cast<std::uint8_t>(token.size());
+  return true;
+}
+
+std::uint32_t GrantTable::internSession(const std::string& session) {
+  if (last_session_ != UINT32_MAX && sessions_[last_session_] == session) return last_session_;
+  auto [it, fresh] = session_index_.emplace(session, static_cast<std::uint32_t>(sessions_.size()));
+  if (fresh) sessions_.push_back(session);
+  last_session_ = it->second;
+  return it->second;
+}
 
 void GrantTable::mint(const std::string& token, const std::string& session, GrantKind kind,
                       clock::Duration request_cap) {
+  Key k;
+  if (!makeKey(token, k)) return;
   Grant g;
-  g.session = session;
+  g.session = internSession(session);
   g.kind = kind;
   g.cap = request_cap;
-  if (live_.emplace(token, std::move(g)).second) ++pending_;
+  if (live_.emplace(k, g).second) ++pending_;
 }
 
 void GrantTable::activate(const std::string& token, clock::TimePoint now) {
   purge(now);
-  auto it = live_.find(token);
+  Key k;
+  if (!makeKey(token, k)) return;
+  auto it = live_.find(k);
   if (it == live_.end() || it->second.state != State::Pending) return;
   Grant& g = it->second;
   g.state = State::Active;
@@ -22,14 +43,14 @@ void GrantTable::activate(const std::string& token, clock::TimePoint now) {
   g.expires = now + (g.kind == GrantKind::Notification ? kNotificationGrantLifetime
                                                        : g.cap + kRequestGrantSlack);
   g.activation = ++serial_;
-  active_order_.emplace_back(token, g.activation);
+  active_order_.emplace_back(k, g.activation);
   // R4 [impl]: at most 1024 active tokens; the oldest becomes spent.
   while (active_order_.size() > kMaxActiveGrants) {
     auto [old, serial] = active_order_.front();
     active_order_.pop_front();
     auto o = live_.find(old);
     if (o != live_.end() && o->second.state == State::Active && o->second.activation == serial) {
-      std::string s = o->second.session;
+      std::uint32_t s = o->second.session;
       live_.erase(o);
       spend(old, s, now);
     }
@@ -37,35 +58,40 @@ void GrantTable::activate(const std::string& token, clock::TimePoint now) {
 }
 
 void GrantTable::revoke(const std::string& token, clock::TimePoint now) {
-  auto it = live_.find(token);
+  Key k;
+  if (!makeKey(token, k)) return;
+  auto it = live_.find(k);
   if (it == live_.end()) return;
   if (it->second.state == State::Pending) --pending_;
-  std::string s = std::move(it->second.session);
+  std::uint32_t s = it->second.session;
   live_.erase(it);  // its active_order_ entry (if any) goes stale and is skipped later
-  spend(token, s, now);
+  spend(k, s, now);
 }
 
 GrantCheck GrantTable::consume(const std::string& token, const std::string& session,
                                clock::TimePoint now) {
   purge(now);
   GrantCheck r;
-  auto it = live_.find(token);
+  Key k;
+  if (!makeKey(token, k)) return r;  // never minted: unknown
+  auto it = live_.find(k);
   if (it != live_.end()) {
     Grant& g = it->second;
-    r.token_session = g.session;
+    std::uint32_t si = g.session;
+    r.token_session = sessions_[si];
     bool usable = g.state == State::Active && now < g.expires;
     if (g.state == State::Pending) --pending_;
     live_.erase(it);
-    spend(token, r.token_session, now);  // one-shot: spent whatever follows (EMIT-07)
+    spend(k, si, now);  // one-shot: spent whatever follows (EMIT-07)
     if (!usable) r.result = GrantCheck::Result::Spent;
     else if (r.token_session != session) r.result = GrantCheck::Result::SessionMismatch;
     else r.result = GrantCheck::Result::Ok;
     return r;
   }
-  auto s = spent_.find(token);
+  auto s = spent_.find(k);
   if (s != spent_.end()) {
     r.result = GrantCheck::Result::Spent;
-    r.token_session = s->second;
+    r.token_session = sessions_[s->second];
     return r;
   }
   r.result = GrantCheck::Result::Unknown;
@@ -77,10 +103,13 @@ void GrantTable::clear() {
   active_order_.clear();
   spent_.clear();
   spent_order_.clear();
+  sessions_.clear();
+  session_index_.clear();
+  last_session_ = UINT32_MAX;
   pending_ = 0;
 }
 
-void GrantTable::spend(const std::string& token, const std::string& session, clock::TimePoint now) {
+void GrantTable::spend(const Key& token, std::uint32_t session, clock::TimePoint now) {
   if (spent_.insert_or_assign(token, session).second) spent_order_.emplace_back(token, now);
   while (spent_order_.size() > kMaxSpentGrants) {
     spent_.erase(spent_order_.front().first);
@@ -100,7 +129,8 @@ void GrantTable::purge(clock::TimePoint now) {
     // Only notification grants expire in activation order; a request grant is revoked by its
     // request, so the front may be a live request: stop scanning there.
     if (now < it->second.expires) break;
-    std::string t = tok, s = it->second.session;
+    Key t = tok;
+    std::uint32_t s = it->second.session;
     live_.erase(it);
     active_order_.pop_front();
     spend(t, s, now);

@@ -10,10 +10,13 @@
 // which they are reported as unknown.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/clock/clock.h"
 
@@ -54,21 +57,40 @@ class GrantTable {
 
  private:
   enum class State { Pending, Active };
+  // Tokens are held inline (no heap string per token): the fan-out path mints, activates and
+  // spends one token per delivery (bench/engine_fanout.cpp). The engine mints 36-character UUIDs;
+  // a token longer than kMaxTokenChars is never registered, so presenting one reads as unknown.
+  static constexpr std::size_t kMaxTokenChars = 64;
+  struct Key {
+    std::array<char, kMaxTokenChars> b{};
+    std::uint8_t n = 0;
+    std::string_view view() const { return {b.data(), n}; }
+    bool operator==(const Key& o) const { return view() == o.view(); }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const { return std::hash<std::string_view>{}(k.view()); }
+  };
+  static bool makeKey(std::string_view token, Key& out);
   struct Grant {
-    std::string session;
+    std::uint32_t session = 0;  // index into sessions_
     GrantKind kind;
     State state = State::Pending;
     clock::Duration cap{};
     clock::TimePoint expires{};
     std::uint64_t activation = 0;  // serial, to match active_order_ entries
   };
-  void spend(const std::string& token, const std::string& session, clock::TimePoint now);
+  std::uint32_t internSession(const std::string& session);
+  void spend(const Key& token, std::uint32_t session, clock::TimePoint now);
   void purge(clock::TimePoint now);
 
-  std::unordered_map<std::string, Grant> live_;
-  std::deque<std::pair<std::string, std::uint64_t>> active_order_;  // (token, activation serial)
-  std::unordered_map<std::string, std::string> spent_;              // token -> session
-  std::deque<std::pair<std::string, clock::TimePoint>> spent_order_;
+  std::unordered_map<Key, Grant, KeyHash> live_;
+  std::deque<std::pair<Key, std::uint64_t>> active_order_;  // (token, activation serial)
+  std::unordered_map<Key, std::uint32_t, KeyHash> spent_;   // token -> session index
+  std::deque<std::pair<Key, clock::TimePoint>> spent_order_;
+  // Sessions seen by this connection's grants, interned (a connection serves few sessions).
+  std::vector<std::string> sessions_;
+  std::unordered_map<std::string, std::uint32_t> session_index_;
+  std::uint32_t last_session_ = UINT32_MAX;
   std::size_t pending_ = 0;
   std::uint64_t serial_ = 0;
 };
