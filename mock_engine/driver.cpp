@@ -305,20 +305,26 @@ void Driver::onFrame(std::string_view frame) {
     return reply(id, "{}");
   }
   // ---- issue 5 (engine4): the simulated runtime, hooks (docs/driver-protocol.md) -------------
-  auto selection = [&](const json::Value& holder) -> std::optional<protocol::ModelSelection> {
+  // `model` (+ `variant`) as a ModelSelection, checked by core/protocol's decoder (§5.3).
+  auto selection = [&](const json::Value& holder) -> Expected<std::optional<protocol::ModelSelection>, std::string> {
     const json::Value* mv = json::member(holder, "model");
-    if (!mv) return std::nullopt;
-    protocol::ModelSelection sel;
-    if (mv->IsString()) sel.model = mv->GetString();
-    if (auto v = json::stringMember(holder, "variant")) sel.variant = std::string(*v);
-    return sel;
+    if (!mv) return std::optional<protocol::ModelSelection>();
+    json::Document d(rapidjson::kObjectType);
+    d.AddMember("model", json::Value(*mv, d.GetAllocator()), d.GetAllocator());
+    if (const json::Value* v = json::member(holder, "variant"))
+      d.AddMember("variant", json::Value(*v, d.GetAllocator()), d.GetAllocator());
+    auto sel = json::decode<protocol::ModelSelection>(d, "params");
+    if (!sel) return unexpected(sel.error());
+    return std::optional<protocol::ModelSelection>(std::move(*sel));
   };
   auto opDone = [this, id](const SessionOpResult& r) { reply(id, sessionOpJson(r)); };
   if (m == "run.start") {
     auto script = parseRunScript(p);
     if (!script) return error(id, kInvalidParams, script.error());
+    auto sel = selection(p);
+    if (!sel) return error(id, kInvalidParams, sel.error());
     bool wait = flag("wait");
-    auto run = runtime_->startRun(sparam("session_id"), std::move(*script), selection(p),
+    auto run = runtime_->startRun(sparam("session_id"), std::move(*script), *sel,
                                   [this, id, wait](const RunRecord& r) { if (wait) reply(id, runJson(r)); });
     if (!run) return error(id, kInvalidParams, run.error());
     if (!wait) return reply(id, runJson(*runtime_->run(*run)));
@@ -335,8 +341,9 @@ void Driver::onFrame(std::string_view frame) {
   }
   if (m == "model.select") {
     auto sel = selection(p);
-    if (!sel) return error(id, kInvalidParams, "params.model is required");
-    auto r = runtime_->selectModel(sparam("session_id"), *sel);
+    if (!sel) return error(id, kInvalidParams, sel.error());
+    if (!*sel) return error(id, kInvalidParams, "params.model is required");
+    auto r = runtime_->selectModel(sparam("session_id"), **sel);
     return r ? reply(id, "{}") : error(id, kInvalidParams, r.error());
   }
   if (m == "compact" || m == "fork" || m == "revert") {

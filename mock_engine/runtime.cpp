@@ -180,6 +180,13 @@ std::optional<std::string> checkNormalizedRequest(const json::Value& v, const st
   return checkParams(p);
 }
 
+// The title agent's scripted answer: the input's first 40 bytes, cut at a UTF-8 boundary.
+std::string titleOf(const std::string& input) {
+  std::size_t n = std::min<std::size_t>(input.size(), 40);
+  while (n > 0 && n < input.size() && (static_cast<unsigned char>(input[n]) & 0xC0) == 0x80) --n;
+  return input.substr(0, n);
+}
+
 std::string partsJson(const std::vector<protocol::JsonValue>& parts) {
   std::string out = "[";
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "," : "") + json::compact(parts[i].get());
@@ -557,7 +564,7 @@ void Runtime::setupStep(const std::shared_ptr<RunState>& r) {
           append(r->session, Ev("internal_agent_started").str("invocation_id", iid).str("kind", "title").text());
           append(r->session, Ev("internal_agent_completed").str("invocation_id", iid).str("kind", "title").text());
           append(r->session, Ev("session_title_committed")
-                                 .raw("change", R"({"title":)" + quoteJson(r->input.substr(0, 40)) + "}")
+                                 .raw("change", R"({"title":)" + quoteJson(titleOf(r->input)) + "}")
                                  .text());
         }
         attemptStep(r);
