@@ -35,8 +35,9 @@ namespace {
 constexpr int kMaxGenDepth = 6;
 // Attempts to hit a schema's patterns and bounds before a method is given up for this batch.
 constexpr int kValidAttempts = 8;
-// Probability (in %) that a generated step is mutated.
-constexpr int kMutatePercent = 22;
+// Probability (in %) that a generated step is mutated. Kept low on purpose: most invalid frames end
+// an SDK plugin (FRAME-13), and a fuzzer that restarts after every batch is no longer a live fuzzer.
+constexpr int kMutatePercent = 6;
 // A large but legal line: well under the 4,194,304-byte frame limit (FRAME-06) yet far beyond any
 // buffer a naive reader would assume.
 constexpr std::size_t kLargeLineBytes = 1u << 20;
@@ -316,7 +317,8 @@ struct Generator::Impl {
     json::Document& d = parsed->doc;
     auto& a = d.GetAllocator();
     json::Value* params = d.HasMember("params") ? &d["params"] : nullptr;
-    const int which = pick(rng, 20);
+    // 60 %: a valid variation (16..19), 40 %: an invalid one (0..15).
+    const int which = chance(rng, 60) ? 16 + pick(rng, 4) : pick(rng, 16);
     s.may_end = true;  // flipped back below for the mutations that stay valid
     auto finish = [&](std::string label) {
       s.bytes = json::compact(d);
@@ -415,7 +417,11 @@ struct Generator::Impl {
 
   FuzzStep special(Rng& rng) {
     FuzzStep s;
-    switch (pick(rng, 9)) {
+    // Weighted: the four possibly-fatal kinds (3–6) are 1 in 10.
+    static constexpr int kWeights[] = {8, 8, 4, 1, 1, 1, 1, 8, 8};
+    int r = pick(rng, 40), kind = 0;
+    while (r >= kWeights[kind]) r -= kWeights[kind++];
+    switch (kind) {
       case 0: {  // unknown request: -32601 is owed (RPC-13 style), connection stays
         wire::RpcId id(next_id++);
         s.bytes = wire::encodeRequestRaw(id, "plugin/fuzz_future_request", "{}");

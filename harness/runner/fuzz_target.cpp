@@ -100,6 +100,10 @@ struct Target::Impl {
   wire::ExitStatus status;
   Clock::time_point closed_at;
   std::map<std::string, Pending> pending;  // owed answers by rendered id
+  // A possibly-fatal step was sent and the plugin has not yet proved it survived it (by answering
+  // a valid request sent after it). While set, an exit is the expected end, and silence is no hang.
+  bool may_end_pending = false;
+  std::string may_end_probe;
   std::optional<TargetInfo> info;
 
   Impl(std::vector<std::string> c, const protocol::Profile& p, std::uint32_t d)
@@ -157,6 +161,7 @@ struct Target::Impl {
           const std::string id = m->id.render();
           if (id == "1" && !info && m->kind == wire::MessageKind::Success) captureHandshake(*m);
           pending.erase(id);
+          if (may_end_pending && id == may_end_probe) may_end_pending = false;
         } else if (m->isRequest()) {
           // No plugin request is served (no producer messaging offered): -32601, connection kept.
           if (!stdin_closed) writeFrame(wire::encodeError(m->id, -32601, "method not found"));
@@ -211,6 +216,12 @@ struct Target::Impl {
       return;
     }
     if (s.shutdown) shutdown_sent = true;
+    if (s.may_end) {
+      may_end_pending = true;
+      may_end_probe.clear();
+    } else if (may_end_pending && !s.expect_id.empty()) {
+      may_end_probe = s.expect_id;
+    }
     const auto now = Clock::now();
     if (!s.expect_id.empty() && !shutdown_sent) {
       const bool hook = s.method.rfind(protocol::method::kInterceptPrefix, 0) == 0;
@@ -287,6 +298,7 @@ struct Target::Impl {
   }
 
   std::optional<Problem> judge(bool batch_may_end, const std::string& probe_id, bool probe_answered) {
+    batch_may_end = batch_may_end || may_end_pending;
     auto findings = flushChunk(true);
     std::optional<Problem> p;
     if (exited && !exit_judged) {
@@ -398,6 +410,8 @@ Target::StartResult Target::start(const FuzzStep& handshake) {
   StartResult r;
   m.exited = m.exit_judged = m.killed = m.stdin_closed = m.shutdown_sent = false;
   m.pending.clear();
+  m.may_end_pending = false;
+  m.may_end_probe.clear();
   m.sent.clear();
   m.mon = std::make_unique<rules::MonitorSet>(&m.profile);
   m.mon_seen = 0;
