@@ -176,7 +176,11 @@ inline int runProfileTarget(const protocol::Profile& prof, const std::uint8_t* d
   const TypedOutcome typed = it->second(value);
   if (typed.accepted) {
     const std::string written = json::compact(typed.written);
-    FUZZ_CHECK(typed.rereads_equal, std::string(mi.name) + ": toJSON does not read back equal: " + written);
+    // Known finding (tests/fuzzregress/json_equal_test.cpp): json::equal is not reflexive on
+    // objects with repeated member names, and opaque members (content parts, arguments) compare
+    // with it; values with duplicates are set aside from this check until core/json fixes equal().
+    const bool dup_known = !parsed->duplicates.empty() && !strict;
+    FUZZ_CHECK(typed.rereads_equal || dup_known, std::string(mi.name) + ": toJSON does not read back equal: " + written);
     const auto v2 = prof.validate(mi.name, part, typed.written);
     const bool known = v2 && !strict && knownFinding(mi.name, part, v2->path);
     FUZZ_CHECK(!v2.has_value() || known, std::string(mi.name) + ": toJSON(fromJSON(x)) fails validate: " +
