@@ -206,5 +206,5 @@ TEST_CASE("livefuzz fault: answers_notification", "[livefuzz][fault]") { findFau
 TEST_CASE("livefuzz fault: oversized_frame", "[livefuzz][fault]") { findFault("oversized_frame", "rule", "FRAME-06", true); }
 TEST_CASE("livefuzz fault: double_answer", "[livefuzz][fault]") { findFault("double_answer", "rule", "RPC-08", true); }
 TEST_CASE("livefuzz fault: wrong_jsonrpc", "[livefuzz][fault]") { findFault("wrong_jsonrpc", "rule", "RPC-01", true); }
-TEST_CASE("livefuzz fault: bad_hook_result", "[livefuzz][fault]") { findFault("bad_hook_result", "rule", "HOOK-13", true); }
+TEST_CASE("livefuzz fault: bad_hook_result", "[livefuzz][fault]") { findFault("bad_hook_result", "rule", "HOOK-17", true); }
 TEST_CASE("livefuzz fault: kind_mismatch", "[livefuzz][fault]") { findFault("kind_mismatch", "rule", "TOOL-12", true); }
