@@ -28,7 +28,7 @@ struct Target {
   std::string profile = "0.0.6";  // protocol profile the engine speaks
   // Role plugin (check-engine, docs/check-engine.md): argv is the engine under test.
   std::string driver = "stdio";   // stdio (virtual clock) | stdio-real-clock
-  std::string probe;              // the `conform` executable the engine spawns; "" = this process
+  std::string probe{};            // the `conform` executable the engine spawns; "" = this process
 };
 
 // The configured name used when --name is not given: the basename of argv[0].

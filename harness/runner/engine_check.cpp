@@ -109,7 +109,9 @@ class PluginRoleRunner final : public Peer {
   Conversation conv_;
   std::string dir_, sock_path_, config_path_;
   int listen_fd_ = -1;
-  int sock_fd_ = -1;  // owned by plugin_ (kept for shutdown(2))
+  // Our own descriptor of the probe's socket, for shutdown(2): plugin_ closes its read fd at EOF,
+  // and a half-close must still reach the probe afterwards.
+  int sock_fd_ = -1;
   std::unique_ptr<wire::Channel> engine_, plugin_;
   bool plugin_out_closed_ = false;
   std::optional<wire::ExitStatus> engine_exit_;
@@ -164,12 +166,16 @@ bool PluginRoleRunner::readOptions(std::string& err) {
     else if (k == "producer_messaging" && (v == "true" || v == "false")) {
       plugin_cfg_ += ",\"producer_messaging\":" + v;
       engine_cfg_ += ",\"producer_handler\":" + v;
+    } else if (k == "producer_handler" && (v == "true" || v == "false")) {
+      // The runtime producer handler alone (the plugin entry does not opt in): the engine
+      // advertises producer_messaging false (INIT-24's one-sided opt-in).
+      engine_cfg_ += ",\"producer_handler\":" + v;
     } else if (k == "permissions" && (v == "allow" || v == "ask" || v == "deny")) {
       permission = v;
     } else {
       err = fmt::format("{}: unknown config key or value `{} {}` in role plugin (engine_version, startup_timeout_ms, "
                         "shutdown_grace_ms, interception_timeout_ms, tool_timeout_ms, producer_messaging true|false, "
-                        "permissions allow|ask|deny)", case_.loc.str(), k, v);
+                        "producer_handler true|false, permissions allow|ask|deny)", case_.loc.str(), k, v);
       return false;
     }
   }
@@ -273,8 +279,8 @@ bool PluginRoleRunner::setup(std::string& err) {
   while (true) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) {
-      sock_fd_ = fd;
-      int wfd = ::dup(fd);
+      sock_fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+      int wfd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
       plugin_ = wire::fdChannel(reactor_, fd, wfd);
       if (tw_) tw_->note("the engine started the probe; connected");
       return true;
@@ -502,6 +508,7 @@ void PluginRoleRunner::teardown() {
   engine_.reset();
   if (plugin_) plugin_->close(false);  // the probe sees EOF on the socket and ends
   plugin_.reset();
+  if (sock_fd_ >= 0) ::close(sock_fd_);
   sock_fd_ = -1;
   if (listen_fd_ >= 0) ::close(listen_fd_);
   listen_fd_ = -1;
