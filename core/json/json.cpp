@@ -318,7 +318,7 @@ bool fromJSON(const Value& v, std::string& out, Path p) {
 }
 bool fromJSON(const Value& v, Document& out, Path) {
   out.SetNull();
-  out.CopyFrom(v, out.GetAllocator());
+  deepCopy(out, v, out.GetAllocator());
   return true;
 }
 
@@ -476,9 +476,37 @@ Value str(std::string_view s, Allocator& a) {
   return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
 }
 
+void deepCopy(Value& out, const Value& in, Allocator& a) {
+  switch (in.GetType()) {
+    case rapidjson::kStringType:
+      out.SetString(in.GetString(), in.GetStringLength(), a);
+      break;
+    case rapidjson::kArrayType:
+      out.SetArray();
+      out.Reserve(in.Size(), a);
+      for (auto& e : in.GetArray()) {
+        Value v;
+        deepCopy(v, e, a);
+        out.PushBack(v, a);
+      }
+      break;
+    case rapidjson::kObjectType:
+      out.SetObject();
+      for (auto& m : in.GetObject()) {
+        Value k(m.name.GetString(), m.name.GetStringLength(), a);
+        Value v;
+        deepCopy(v, m.value, a);
+        out.AddMember(k, v, a);
+      }
+      break;
+    default:  // null, booleans, numbers: nothing points outside the value
+      out.CopyFrom(in, a);
+  }
+}
+
 Document copy(const Value& v) {
   Document d;
-  d.CopyFrom(v, d.GetAllocator());
+  deepCopy(d, v, d.GetAllocator());
   return d;
 }
 

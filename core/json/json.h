@@ -284,6 +284,11 @@ bool equal(const Value& a, const Value& b);
 
 // Helpers to build values.
 Value str(std::string_view s, Allocator& a);
+// A deep copy that owns every string. Values parsed in situ (core/trace's reader reuses one line
+// buffer) hold "const" strings pointing into that buffer; RapidJSON's default CopyFrom keeps such
+// pointers, which dangle once the next line is read (RapidJSON 1.1 has no copyConstStrings flag).
+// So core/ never calls CopyFrom on a value it did not build itself: it calls deepCopy.
 Document copy(const Value& v);
+void deepCopy(Value& out, const Value& in, Allocator& a);
 
 }  // namespace conform::json

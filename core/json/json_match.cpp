@@ -159,10 +159,10 @@ bool substituteInto(const Value& pat, Value& out, Allocator& a, const Captures& 
         err = p.str() + ": unbound capture " + std::string(s);
         return false;
       }
-      out.CopyFrom(*v, a);
+      deepCopy(out, *v, a);
       return true;
     }
-    out.CopyFrom(pat, a);
+    deepCopy(out, pat, a);
     return true;
   }
   if (pat.IsObject()) {
@@ -184,7 +184,7 @@ bool substituteInto(const Value& pat, Value& out, Allocator& a, const Captures& 
     }
     return true;
   }
-  out.CopyFrom(pat, a);
+  deepCopy(out, pat, a);
   return true;
 }
 

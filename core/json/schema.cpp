@@ -218,7 +218,7 @@ Expected<Schema, std::string> Schema::compile(std::string_view text) {
 Expected<Schema, std::string> Schema::compile(const Value& schema) {
   if (auto bad = checkSchemaDocument(schema)) return unexpected("invalid schema: " + bad->str());
   auto impl = std::make_shared<Impl>();
-  impl->source.CopyFrom(schema, impl->source.GetAllocator());
+  deepCopy(impl->source, schema, impl->source.GetAllocator());
   auto rw = schema_detail::rewriteForValijson(impl->source, impl->rewritten, impl->uses_pattern_properties);
   if (!rw) return unexpected("invalid schema: " + rw.error());
   try {

@@ -173,7 +173,7 @@ class Rewriter {
 
   bool schema(const Value& in, Value& out, const Path& p) {
     if (!in.IsObject()) {
-      out.CopyFrom(in, a_);
+      deepCopy(out, in, a_);
       return true;
     }
     out.SetObject();
@@ -215,7 +215,7 @@ class Rewriter {
         if (!m.value.IsObject()) return fail(mp, std::string("expected object, found ") + typeName(m.value));
         for (auto& d : m.value.GetObject()) {
           Value v;
-          if (d.value.IsArray()) v.CopyFrom(d.value, a_);
+          if (d.value.IsArray()) deepCopy(v, d.value, a_);
           else if (!schema(d.value, v, mp.field(sv(d.name)))) return false;
           if (!member(deps, sv(d.name))) deps.AddMember(Value(d.name, a_), std::move(v), a_);
         }
@@ -231,7 +231,7 @@ class Rewriter {
       }
       Value v;
       switch (kind) {
-        case Kind::Verbatim: v.CopyFrom(m.value, a_); break;
+        case Kind::Verbatim: deepCopy(v, m.value, a_); break;
         case Kind::Schema:
           if (!schema(m.value, v, mp)) return false;
           break;

@@ -69,11 +69,11 @@ constexpr std::array<std::string_view, 3> kRevertActionNames = {"allow", "block"
 JsonValue JsonValue::fromText(std::string_view text) {
   JsonValue out;
   auto parsed = json::parse(text);
-  if (parsed) out.doc_.CopyFrom(parsed->doc, out.doc_.GetAllocator());
+  if (parsed) json::deepCopy(out.doc_, parsed->doc, out.doc_.GetAllocator());
   return out;
 }
 bool fromJSON(const json::Value& v, JsonValue& out, json::Path) {
-  out.doc().CopyFrom(v, out.doc().GetAllocator());
+  json::deepCopy(out.doc(), v, out.doc().GetAllocator());
   return true;
 }
 json::Value toJSON(const JsonValue& v, json::Allocator& a) { return json::Value(v.get(), a); }

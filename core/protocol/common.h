@@ -34,11 +34,11 @@ using ProducerMessageId = std::string;  // UUID [chosen C10] (§5.1, 0.0.6)
 class JsonValue {
  public:
   JsonValue() = default;  // null
-  explicit JsonValue(const json::Value& v) { doc_.CopyFrom(v, doc_.GetAllocator()); }
-  JsonValue(const JsonValue& o) { doc_.CopyFrom(o.doc_, doc_.GetAllocator()); }
+  explicit JsonValue(const json::Value& v) { json::deepCopy(doc_, v, doc_.GetAllocator()); }
+  JsonValue(const JsonValue& o) { json::deepCopy(doc_, o.doc_, doc_.GetAllocator()); }
   JsonValue(JsonValue&& o) noexcept : doc_(std::move(o.doc_)) {}
   JsonValue& operator=(const JsonValue& o) {
-    if (this != &o) doc_.CopyFrom(o.doc_, doc_.GetAllocator());
+    if (this != &o) json::deepCopy(doc_, o.doc_, doc_.GetAllocator());
     return *this;
   }
   JsonValue& operator=(JsonValue&& o) noexcept {

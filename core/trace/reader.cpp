@@ -303,7 +303,7 @@ struct TraceReader::Impl {
         header.peer.emplace_back(sv(e));
       }
     }
-    header.extra.CopyFrom(doc, header.extra.GetAllocator());
+    json::deepCopy(header.extra, doc, header.extra.GetAllocator());
     if (!terminated) return fail("truncated (no newline after the header)");
     header_done = true;
     return &header;
