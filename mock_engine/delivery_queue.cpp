@@ -17,7 +17,8 @@ PushResult DeliveryQueue::push(Delivery d) {
   if (live_ >= cap_) {
     // Evict the oldest record of the lowest class that ranks no higher than the incoming one.
     int victim = -1;
-    for (int c = 0; c <= static_cast<int>(d.cls); ++c)
+    if (terminal_first_ && d.cls == RecordClass::Terminal && !by_class_[2].empty()) victim = 2;
+    for (int c = 0; victim < 0 && c <= static_cast<int>(d.cls); ++c)
       if (!by_class_[c].empty()) { victim = c; break; }
     if (victim < 0) {
       r.admitted = false;

@@ -53,6 +53,9 @@ class DeliveryQueue {
   std::size_t capacity() const { return cap_; }
   // Connection ended: drops everything (EVT-22); returns the dropped records (grants to spend).
   std::deque<Delivery> clear();
+  // Fault gallery only (evict_terminal_first, EVT-14 broken): an incoming terminal record evicts
+  // the oldest terminal before any chunk or ordinary record.
+  void setTerminalFirstEviction(bool v) { terminal_first_ = v; }
 
  private:
   struct Slot {
@@ -65,6 +68,7 @@ class DeliveryQueue {
   std::uint64_t front_id_ = 0;      // id of slots_.front()
   std::deque<std::uint64_t> by_class_[3];  // ids of live slots per class, oldest first
   std::size_t live_ = 0;
+  bool terminal_first_ = false;
 };
 
 }  // namespace conform::engine

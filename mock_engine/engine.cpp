@@ -101,6 +101,12 @@ void Engine::setRequestHandler(const std::string& method, RequestHandler h) {
 
 void Engine::tick() { impl_->timers.runDue(impl_->clk.now()); }
 
+void Engine::setFault(EngineFault f) {
+  impl_->fault = f;
+  // QUOTA-05 broken: the 41st emit in a second is admitted.
+  if (f == EngineFault::QuotaOffByOne) impl_->quota.setRateLimit(kEmitsPerSecond + 1);
+}
+
 // ---- issue 5 additions (engine3) ------------------------------------------------------------------
 void Engine::setAsyncRequestHandler(const std::string& method, AsyncRequestHandler h) {
   impl_->async_handlers[method] = std::move(h);
@@ -243,10 +249,11 @@ void Engine::shutdown() {
     Conn* c = m.conn(p.conn);
     if (!c || c->ended) continue;
     // SHUT-01/02/04: notification (also while initialize is unanswered), then stdin close.
-    m.writeFrame(*c, R"({"jsonrpc":"2.0","method":"plugin/shutdown","params":{}})");
+    if (!m.has(EngineFault::NoShutdownNotification))
+      m.writeFrame(*c, R"({"jsonrpc":"2.0","method":"plugin/shutdown","params":{}})");
     c->shutdown_sent = true;
     c->deferred.clear();
-    if (!c->stdin_closed) {
+    if (!c->stdin_closed && !m.has(EngineFault::NoStdinClose)) {
       c->stdin_closed = true;
       m.host.closeStdin(c->id);
       m.observeLifecycle(*c, "stdin_closed", "");
@@ -399,7 +406,10 @@ void Engine::Impl::spawnPlugin(std::size_t index) {
   std::string params = R"({"protocol_version":)" + quoteJson(cfg.protocol_version) +
                        R"(,"engine_version":)" + quoteJson(cfg.engine_version) +
                        R"(,"capabilities":)" + caps + "}";
-  writeFrame(cr, R"({"jsonrpc":"2.0","id":1,"method":"plugin/initialize","params":)" + params + "}");
+  init_params = params;
+  writeFrame(cr, std::string(R"({"jsonrpc":"2.0","id":)") +
+                     (has(EngineFault::InitializeIdZero) ? "0" : "1") +
+                     R"(,"method":"plugin/initialize","params":)" + params + "}");
   PendingRequest pr;
   pr.kind = PendingRequest::Kind::Initialize;
   cr.pending[1] = pr;
@@ -425,7 +435,7 @@ void Engine::Impl::writeFrame(Conn& c, const std::string& json) {
 }
 
 void Engine::Impl::sendOrDefer(Conn& c, const std::string& json) {
-  if (c.handshake_done) writeFrame(c, json);
+  if (c.handshake_done || has(EngineFault::WriteBeforeHandshake)) writeFrame(c, json);
   else if (!c.ended && !c.shutdown_sent) c.deferred.push_back(json);
 }
 
@@ -439,6 +449,11 @@ std::int64_t Engine::Impl::sendRequest(Conn& c, const std::string& method,
   }
   std::int64_t id = c.next_id++;
   ConnId cid = c.id;
+  std::string params = params_json;
+  if (method == "plugin/tools/call") params = applyToolCallFault(fault, params);
+  // TOOL-16 broken: the call is never bounded.
+  if (method == "plugin/tools/call" && has(EngineFault::IgnoreToolTimeout))
+    timeout = std::chrono::hours(24 * 365);
   pr.timer = timers.schedule(clk.now() + timeout, [this, cid, id] {
     Conn* cc = conn(cid);
     if (!cc) return;
@@ -458,7 +473,7 @@ std::int64_t Engine::Impl::sendRequest(Conn& c, const std::string& method,
   });
   c.pending[id] = pr;
   writeFrame(c, R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":)" +
-                    quoteJson(method) + R"(,"params":)" + params_json + "}");
+                    quoteJson(method) + R"(,"params":)" + params + "}");
   return id;
 }
 
@@ -683,7 +698,9 @@ void Engine::Impl::handleRequest(Conn& c, const json::Value& msg) {
   }
   auto it = request_handlers.find(method);
   std::string reply;
-  if (it == request_handlers.end()) {
+  if (it == request_handlers.end() && has(EngineFault::UnknownRequestSuccess)) {
+    reply = R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{}})";
+  } else if (it == request_handlers.end()) {
     // RPC-13: -32601 and the connection continues.
     std::string text = cfg.protocol_version == "0.0.4"
                            ? "plugin method is reserved but not supported by this engine stage"
@@ -727,7 +744,7 @@ void Engine::Impl::handleInitializeResult(Conn& c, const json::Value& msg) {
     return fatal(c, "malformed handshake result: protocol_version must be a string");
   // Step 3 (INIT-11): exact match, the reason contains the value found.
   std::string found(pv->GetString(), pv->GetStringLength());
-  if (found != cfg.protocol_version)
+  if (found != cfg.protocol_version && !has(EngineFault::AcceptWrongVersion))
     return fatal(c, "version mismatch: expected " + cfg.protocol_version + ", found " + found);
   // Step 4 (INIT-09/16/17): strict decode of the whole result.
   json::Path::Root root("result");
@@ -772,7 +789,7 @@ void Engine::Impl::handleInitializeResult(Conn& c, const json::Value& msg) {
     if (!ok) return fatal(c, "malformed handshake result: " + root.error().value_or("invalid"));
   }
   // Step 5 (INIT-13).
-  if (name != p.cfg.name)
+  if (name != p.cfg.name && !has(EngineFault::SkipNameCheck))
     return fatal(c, "plugin name mismatch: configured `" + p.cfg.name + "`, reported `" + name + "`");
   // Step 6 (INIT-20/21, TOOL-03/04).
   auto decls = validateTools(*tools, p.cfg.name);
@@ -798,7 +815,10 @@ void Engine::Impl::handleInitializeResult(Conn& c, const json::Value& msg) {
   // Step 9: recovery/start is the next frame on a producer-enabled connection (issue 5 runs it).
   if (p.status.producer_enabled)
     writeFrame(c, R"({"jsonrpc":"2.0","method":"plugin/recovery/start","params":{}})");
-  if (conn_watch) conn_watch(c.id, p.cfg.name, true);  // RECOV-14: handshake wakes the watch
+  if (conn_watch) conn_watch(c.id, p.cfg.name, true);
+  if (has(EngineFault::SecondInitialize))
+    writeFrame(c, R"({"jsonrpc":"2.0","id":)" + std::to_string(c.next_id++) +
+                      R"(,"method":"plugin/initialize","params":)" + init_params + "}");  // RECOV-14: handshake wakes the watch
   auto deferred = std::move(c.deferred);
   c.deferred.clear();
   for (auto& f : deferred) writeFrame(c, f);

@@ -34,6 +34,7 @@
 #include "core/wire/framing.h"
 #include "mock_engine/config.h"
 #include "mock_engine/delivery_queue.h"
+#include "mock_engine/faults.h"
 #include "mock_engine/grants.h"
 #include "mock_engine/quota.h"
 
@@ -285,6 +286,10 @@ class Engine {
   void post(std::function<void()> fn);
 
   std::string newUuid();
+
+  // The engine fault gallery (mock_engine/faults.h): makes this engine break one rule on purpose
+  // (`conform-engine --fault NAME`). Set before start().
+  void setFault(EngineFault f);
 
   // ---- issue 5 additions (engine4: interception, mock_engine/hooks.h) ----------------------------
   // A hook request: requestPlugin plus a request grant for `context_id` bound to `session`,

@@ -164,7 +164,7 @@ std::uint64_t Engine::Impl::appendSerialized(Session& s, std::shared_ptr<const s
   r.source_plugin = source_plugin;
   r.cls = cls;
   // EVT-04: delivered only once the append is durable (a persisted session appends durably).
-  if (s.persisted) {
+  if (s.persisted || has(EngineFault::DeliverBeforePersist)) {
     deliverRecord(s, r);
     s.delivered_through = r.seq;
   }
@@ -178,13 +178,15 @@ std::uint64_t Engine::Impl::appendSerialized(Session& s, std::shared_ptr<const s
 
 void Engine::Impl::deliverRecord(const Session& s, const EventRecord& r) {
   // EVT-08: model text and reasoning deltas are never delivered.
-  if (r.type == "text_delta" || r.type == "reasoning_delta") return;
+  if ((r.type == "text_delta" || r.type == "reasoning_delta") && !has(EngineFault::DeliverTextDelta))
+    return;
   std::shared_ptr<const std::string> prefix, suffix;
   for (auto& p : plugins) {
     Conn* c = conn(p.conn);
     // EVT-01/03/18: subscribed, connected (nothing before the handshake), never the source.
     if (!c || c->ended || !c->handshake_done || c->shutdown_sent) continue;
-    if (!p.status.capabilities.subscribe_events || p.cfg.name == r.source_plugin) continue;
+    if (!p.status.capabilities.subscribe_events && !has(EngineFault::DeliverUnsubscribed)) continue;
+    if (p.cfg.name == r.source_plugin && !has(EngineFault::DeliverOwnDiagnostic)) continue;
     if (!prefix) {
       // The payload is serialised once; only the grant differs per recipient (EVT-02/06/21).
       // The prefix depends on the session only: reuse it while events stay in one session.
@@ -219,7 +221,13 @@ void Engine::Impl::deliverRecord(const Session& s, const EventRecord& r) {
 
 void Engine::Impl::enqueue(Conn& c, Delivery d) {
   d.token = self.newUuid();
+  if (fault != EngineFault::None) {
+    c.grants.setNeverExpire(has(EngineFault::NeverExpireTokens));
+    c.queue.setTerminalFirstEviction(has(EngineFault::EvictTerminalFirst));
+  }
   c.grants.mint(d.token, d.session_id, GrantKind::Notification);
+  // EMIT-11 broken: the grant's 5 s start while the record still waits in the queue.
+  if (has(EngineFault::GrantAtQueueTime)) c.grants.activate(d.token, clk.now());
   PushResult pr = c.queue.push(std::move(d));
   if (pr.lost) noteDrop(c, *pr.lost);
   pump(c);
@@ -232,6 +240,7 @@ void Engine::Impl::noteDrop(Conn& c, const Delivery& lost) {
   // EVT-16: dropped_events, per class, and an event_drop diagnostic in the event's session.
   p.status.dropped_events++;
   p.status.dropped_by_class[static_cast<int>(lost.cls)]++;
+  if (has(EngineFault::NoDropDiagnostic)) return;
   recordDiagnostic(lost.session_id, c.plugin, "event_drop",
                    std::string("plugin ") + toString(lost.cls) +
                        " event buffer overflow; event delivery was dropped");
@@ -241,6 +250,12 @@ void Engine::Impl::pump(Conn& c) {
   while (!c.ended && c.handshake_done && !c.shutdown_sent && !c.stdin_closed && !c.queue.empty() &&
          host.writable(c.id)) {
     auto d = c.queue.pop();
+    if (has(EngineFault::DeliverOutOfOrder) && !c.queue.empty()) {
+      // EVT-05 broken: the next record goes out first, this one after it.
+      auto next = c.queue.pop();
+      c.queue.push(std::move(*d));
+      d = std::move(next);
+    }
     std::string frame;
     frame.reserve(d->frame_prefix->size() + d->token.size() + 3 + d->frame_suffix->size());
     frame += *d->frame_prefix;
@@ -266,7 +281,7 @@ void Engine::Impl::publishBus(Conn& publisher, const std::string& session, const
   for (auto& p : plugins) {
     Conn* c = conn(p.conn);
     // BUS-01: subscribers only, never the publisher.
-    if (!c || c == &publisher || c->ended || !c->handshake_done || c->shutdown_sent) continue;
+    if (!c || (c == &publisher && !has(EngineFault::DeliverOwnBus)) || c->ended || !c->handshake_done || c->shutdown_sent) continue;
     if (!p.status.capabilities.subscribe_bus) continue;
     if (!prefix) {
       prefix = std::make_shared<const std::string>(
@@ -295,6 +310,15 @@ void Engine::Impl::emitResult(Conn& c, const std::string& name, const char* bus,
                   quoteJson(name) + R"(,"bus":")" + bus + R"(","durable":")" + durable + "\"";
   if (reason) f += R"(,"reason":)" + quoteJson(*reason);
   f += "}}";
+  if (has(EngineFault::NoEmitResult) && std::string_view(bus) == "published") return;
+  if (has(EngineFault::EmitResultOutOfOrder)) {
+    // EMIT-02 broken: every other result waits for the next emit's result.
+    if (!held_emit_result) { held_emit_result = f; return; }
+    sendOrDefer(c, f);
+    sendOrDefer(c, *held_emit_result);
+    held_emit_result.reset();
+    return;
+  }
   sendOrDefer(c, f);
 }
 
@@ -326,6 +350,7 @@ void Engine::Impl::handleEmit(Conn& c, const json::Value& params) {
       return emitResult(c, name, ctx_bus, "rejected", why);
     }
     case GrantCheck::Result::Spent: {
+      if (has(EngineFault::AcceptReusedToken)) break;  // EMIT-06 broken
       std::string why = "context_id was already consumed, expired, or revoked";
       recordDiagnostic(g.token_session, c.plugin, "context_mismatch", why);  // EMIT-14
       return emitResult(c, name, ctx_bus, "rejected", why);
@@ -387,7 +412,8 @@ void Engine::Impl::handleEmit(Conn& c, const json::Value& params) {
   std::optional<std::string> reason;
   if (caps.publish_session_events)
     reason = "durable session publication is not supported; use plugin/producer/send";
-  emitResult(c, name, "published", "rejected", reason);
+  emitResult(c, name, "published", has(EngineFault::DurablePublished) ? "published" : "rejected",
+             reason);
 }
 
 // ---- diagnostics ------------------------------------------------------------------------------------

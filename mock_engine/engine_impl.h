@@ -145,6 +145,11 @@ struct Engine::Impl {
                         std::string_view message);
   void flushDiagnostics();
   std::string timestamp() const;
+  // The injected fault (faults.h); EngineFault::None for the conforming engine.
+  EngineFault fault = EngineFault::None;
+  bool has(EngineFault f) const { return fault == f; }
+  std::optional<std::string> held_emit_result;  // EngineFault::EmitResultOutOfOrder
+  std::string init_params;  // the plugin/initialize params (EngineFault::SecondInitialize)
   // The append path for an already serialised payload (produceEvent builds it from a template;
   // append() serialises a DOM once). Returns the seq.
   std::uint64_t appendSerialized(Session& s, std::shared_ptr<const std::string> payload,

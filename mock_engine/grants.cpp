@@ -42,6 +42,7 @@ void GrantTable::activate(const std::string& token, clock::TimePoint now) {
   --pending_;
   g.expires = now + (g.kind == GrantKind::Notification ? kNotificationGrantLifetime
                                                        : g.cap + kRequestGrantSlack);
+  if (never_expire_) g.expires = clock::TimePoint::max();
   g.activation = ++serial_;
   active_order_.emplace_back(k, g.activation);
   // R4 [impl]: at most 1024 active tokens; the oldest becomes spent.

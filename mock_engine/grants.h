@@ -51,6 +51,9 @@ class GrantTable {
   // End of the connection: everything is forgotten (LIFE-11).
   void clear();
 
+  // Fault gallery only (never_expire_tokens, EMIT-10 broken): activated grants never expire.
+  void setNeverExpire(bool v) { never_expire_ = v; }
+
   std::size_t activeCount() const { return active_order_.size(); }
   std::size_t pendingCount() const { return pending_; }
   std::size_t spentCount() const { return spent_order_.size(); }
@@ -93,6 +96,7 @@ class GrantTable {
   std::uint32_t last_session_ = UINT32_MAX;
   std::size_t pending_ = 0;
   std::uint64_t serial_ = 0;
+  bool never_expire_ = false;
 };
 
 }  // namespace conform::engine

@@ -3,7 +3,8 @@
 // stdin/stdout (plugins use pipes, so the engine's stdout is free). Arguments are parsed by hand:
 // CLI11 is reserved for the `conform` executable (it is slow to compile).
 //
-//   conform-engine --config FILE [--driver stdio|none] [--virtual-clock]
+//   conform-engine --config FILE [--driver stdio|none] [--virtual-clock] [--fault NAME]
+//   conform-engine --list-faults
 //
 // Exit codes: 0 after a clean shutdown, 2 for usage or configuration errors.
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "mock_engine/config.h"
 #include "mock_engine/driver.h"
 #include "mock_engine/engine.h"
+#include "mock_engine/faults.h"
 #include "mock_engine/io_shell.h"
 
 using namespace conform;
@@ -28,7 +30,9 @@ void usage(FILE* to) {
       "  --config FILE     engine configuration (docs/reference-engine.md)\n"
       "  --driver stdio    serve the driver protocol on stdin/stdout (default)\n"
       "  --driver none     no driver: run until SIGTERM/SIGINT or stdin EOF\n"
-      "  --virtual-clock   timers run on a virtual clock advanced by the driver (clock.advance)\n",
+      "  --virtual-clock   timers run on a virtual clock advanced by the driver (clock.advance)\n"
+      "  --fault NAME      break one rule on purpose (the engine fault gallery, issue 7)\n"
+      "  --list-faults     print the fault gallery: name, rule ID, description\n",
       to);
 }
 
@@ -37,11 +41,18 @@ void usage(FILE* to) {
 int main(int argc, char** argv) {
   std::string config_path, driver = "stdio";
   bool virtual_clock = false;
+  std::string fault_name;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--config" && i + 1 < argc) config_path = argv[++i];
     else if (a == "--driver" && i + 1 < argc) driver = argv[++i];
     else if (a == "--virtual-clock") virtual_clock = true;
+    else if (a == "--fault" && i + 1 < argc) fault_name = argv[++i];
+    else if (a == "--list-faults") {
+      for (auto& f : engine::engineFaultTable())
+        std::printf("%-28s %-9s %s\n", f.name, f.rule, f.description);
+      return 0;
+    }
     else if (a == "--help" || a == "-h") { usage(stdout); return 0; }
     else {
       std::fprintf(stderr, "conform-engine: unknown argument `%s`\n", a.c_str());
@@ -51,6 +62,11 @@ int main(int argc, char** argv) {
   }
   if (config_path.empty() || (driver != "stdio" && driver != "none")) {
     usage(stderr);
+    return 2;
+  }
+  const engine::EngineFaultInfo* fault = nullptr;
+  if (!fault_name.empty() && !(fault = engine::findEngineFault(fault_name))) {
+    std::fprintf(stderr, "conform-engine: unknown fault `%s` (see --list-faults)\n", fault_name.c_str());
     return 2;
   }
   auto cfg = engine::loadConfig(config_path);
@@ -65,6 +81,7 @@ int main(int argc, char** argv) {
   engine::ProcessHost host(reactor);
   engine::Engine eng(*cfg, host, clk);
   host.attach(eng);
+  if (fault) eng.setFault(fault->id);
 
   std::unique_ptr<wire::Channel> side;
   if (driver == "stdio") side = wire::fdChannel(reactor, 0, 1);

@@ -12,7 +12,7 @@ PublishQuota::Verdict PublishQuota::check(const std::string& plugin, const std::
   }
   if (now - w.second_start >= kRateWindow) { w.second_start = now; w.count = 0; }
   if (now - w.minute_start >= kVolumeWindow) { w.minute_start = now; w.bytes = 0; }
-  if (w.count >= kEmitsPerSecond) return Verdict::RateExceeded;
+  if (w.count >= rate_limit_) return Verdict::RateExceeded;
   if (w.bytes + bytes > kEmitBytesPerMinute) return Verdict::VolumeExceeded;
   ++w.count;
   w.bytes += bytes;

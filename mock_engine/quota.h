@@ -38,6 +38,8 @@ class PublishQuota {
   enum class Verdict { Admitted, RateExceeded, VolumeExceeded };
   Verdict check(const std::string& plugin, const std::string& session, std::uint64_t bytes,
                 clock::TimePoint now);
+  // The per-second limit (QUOTA-05); only the fault gallery changes it (quota_off_by_one).
+  void setRateLimit(std::uint32_t n) { rate_limit_ = n; }
 
  private:
   struct Windows {
@@ -47,6 +49,7 @@ class PublishQuota {
     bool started = false;
   };
   std::map<std::pair<std::string, std::string>, Windows> windows_;
+  std::uint32_t rate_limit_ = kEmitsPerSecond;
 };
 
 // Controls -> space, then the first 200 characters (QUOTA-11). Input must be valid UTF-8.
