@@ -138,12 +138,15 @@ TEST_CASE("a handshake the engine refuses makes an ordinary case UNTESTED", "[ch
   CHECK(r.result.verdict == Verdict::Untested);
 }
 
-TEST_CASE("each engine fault with a case makes that case FAIL on its rule (kill rate)", "[checkengine]") {
+// Hidden ([.]) until conform-engine ships its fault gallery (--fault/--list-faults, colleague
+// engine2): with no rows it could not fail. Add a row per fault with a case, then drop the [.].
+TEST_CASE("each engine fault with a case makes that case FAIL on its rule (kill rate)", "[.][checkengine][faults]") {
   // fault name (conform-engine --fault NAME) → the case that must catch it.
   struct Row { const char* fault; const char* rule; };
   const std::vector<Row> rows = {
       // Filled from the fault gallery of conform-engine (--list-faults).
   };
+  REQUIRE(!rows.empty());
   auto known = engineFaults();
   std::size_t killed = 0, total = 0;
   for (const Row& row : rows) {
