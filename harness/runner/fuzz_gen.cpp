@@ -390,8 +390,10 @@ struct Generator::Impl {
         s.label += ": duplicate jsonrpc (FRAME-19)";
         return;
       // ---- valid variations: every obligation stays -------------------------------------------
+      // Only requests: an id variation on a response (special "response to no request") would make
+      // it look owed an answer.
       case 16:
-        if (d.HasMember("id")) {
+        if (d.HasMember("id") && d.HasMember("method")) {
           wire::RpcId id(fmt::format("r-{}", next_id++));
           d["id"] = id.toJSON(a);
           s.expect_id = id.render();
@@ -400,7 +402,7 @@ struct Generator::Impl {
         }
         break;
       case 17:
-        if (d.HasMember("id")) {
+        if (d.HasMember("id") && d.HasMember("method")) {
           wire::RpcId id(static_cast<std::int64_t>(9223372036854775807LL - next_id++));
           d["id"] = id.toJSON(a);
           s.expect_id = id.render();

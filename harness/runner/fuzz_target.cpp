@@ -343,8 +343,10 @@ struct Target::Impl {
         (void)probe_id;
         tw->timeout(fmt::format("response to id {} ({})", id, pd.method), t());
         flushChunk(false);
-        return Problem{Problem::Kind::Hang, pd.hook ? "HOOK-06" : "RPC-08",
-                       fmt::format("no answer to {} (id {}) within {} ms", pd.method, id, deadline.count()), {}, lines};
+        Problem h{Problem::Kind::Hang, pd.hook ? "HOOK-06" : "RPC-08",
+                  fmt::format("no answer to {} (id {}) within {} ms", pd.method, id, deadline.count()), {}, lines};
+        pending.erase(id);  // reported once
+        return h;
       }
     }
     return std::nullopt;
