@@ -23,6 +23,10 @@
 
 namespace {
 
+// Repeatable options (--only A --only B) take exactly one value per occurrence. Without
+// allow_extra_args(false) CLI11 lets a vector option swallow following words, and a vector option
+// written right before `--` then breaks the command after it (`--only X -- plugin --fault F`).
+
 constexpr const char* kConformVersion = "0.1.0";  // keep equal to project(conform VERSION …) in CMakeLists.txt
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;
@@ -165,15 +169,18 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("check", "Run the plugin conformance catalogue against a plugin command");
   cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
   cmd->add_option("--name", opt->name, "Configured plugin name it must report (default: basename of CMD)");
-  cmd->add_option("--only", opt->only, "Run only cases whose id or area matches a glob (repeatable)");
-  cmd->add_option("--skip", opt->skip, "Skip cases whose id or area matches a glob (repeatable)");
+  cmd->add_option("--only", opt->only, "Run only cases whose id or area matches a glob (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--skip", opt->skip, "Skip cases whose id or area matches a glob (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_flag("--list", opt->list, "List the selected cases (rule, level, title) and exit");
   cmd->add_flag("--coverage", opt->coverage, "Print per-area rule coverage and exit");
   cmd->add_option("--baseline", opt->baseline, "JSON file of known failures (docs/check.md)");
   cmd->add_option("--report-dir", opt->report_dir, "Folder for every report format and case traces");
   cmd->add_option("--seed", opt->seed, "Shuffle the run order with this seed (0: catalogue order)");
   cmd->add_option("--jobs,-j", opt->jobs, "Cases run in parallel (default: hardware threads)");
-  cmd->add_option("--scenarios", opt->scenarios, "Use these .scn files/folders instead of the built-in catalogue");
+  cmd->add_option("--scenarios", opt->scenarios, "Use these .scn files/folders instead of the built-in catalogue")
+      ->allow_extra_args(false);
   cmd->add_flag("--verbose,-v", opt->verbose, "Also list passing cases");
   cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin under test");
   cmd->callback([opt, &exit_code] { exit_code = conform::runner::runCheck(*opt, std::cout, std::cerr); });
@@ -200,15 +207,18 @@ void addCheckEngineCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("check-engine", "Run the engine conformance catalogue against an engine command");
   cmd->add_option("--driver", opt->driver, "How the engine is driven: stdio (default; virtual clock) or stdio-real-clock");
   cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
-  cmd->add_option("--only", opt->only, "Run only cases whose id or area matches a glob (repeatable)");
-  cmd->add_option("--skip", opt->skip, "Skip cases whose id or area matches a glob (repeatable)");
+  cmd->add_option("--only", opt->only, "Run only cases whose id or area matches a glob (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--skip", opt->skip, "Skip cases whose id or area matches a glob (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_flag("--list", opt->list, "List the selected cases (rule, level, title) and exit");
   cmd->add_flag("--coverage", opt->coverage, "Print per-area rule coverage and exit");
   cmd->add_option("--baseline", opt->baseline, "JSON file of known failures (docs/check.md)");
   cmd->add_option("--report-dir", opt->report_dir, "Folder for every report format and case traces");
   cmd->add_option("--seed", opt->seed, "Shuffle the run order with this seed (0: catalogue order)");
   cmd->add_option("--jobs,-j", opt->jobs, "Cases run in parallel (default: hardware threads)");
-  cmd->add_option("--scenarios", opt->scenarios, "Use these .scn files/folders instead of the built-in catalogue");
+  cmd->add_option("--scenarios", opt->scenarios, "Use these .scn files/folders instead of the built-in catalogue")
+      ->allow_extra_args(false);
   cmd->add_flag("--verbose,-v", opt->verbose, "Also list passing cases");
   cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the engine under test (or its adapter)");
   cmd->callback([opt, &exit_code] { exit_code = conform::runner::runCheck(*opt, std::cout, std::cerr); });
