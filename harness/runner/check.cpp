@@ -316,7 +316,10 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
     } else if (case_listed && (c.verdict == reports::Verdict::Pass)) {
       stale.push_back(c.id);
     }
-    if (!opt.report_dir.empty() && !results[i].trace.empty()) c.trace_path = "traces/" + c.id + ".ndjson";
+    if (!opt.report_dir.empty() && !results[i].trace.empty()) {
+      c.trace_path = "traces/" + c.id + ".ndjson";
+      c.trace = results[i].trace;  // the HTML report shows each case's wire log and sequence diagram
+    }
     traces.push_back(std::move(results[i].trace));
     run.cases.push_back(c);
   }
