@@ -24,11 +24,14 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: the whole plugin catalogue against the bundled reference plugin; every report format
-# is written to ./conform-reports (console summary on stdout).
+# The main job: the plugin catalogue against the bundled reference plugin (conform plays the engine),
+# then the engine catalogue against the bundled reference engine (conform plays the plugin). Every
+# report format (console, report.html, report.json, junit.xml, report.sarif, report.md, per-case
+# traces) is written to ./conform-reports/plugin and ./conform-reports/engine.
 run: build
-	./$(BUILD)/conform check --report-dir conform-reports -- ./$(BUILD)/conform-plugin
-	@echo "reports written to $(CURDIR)/conform-reports"
+	./$(BUILD)/conform check --report-dir conform-reports/plugin -- ./$(BUILD)/conform-plugin
+	./$(BUILD)/conform check-engine --report-dir conform-reports/engine -- ./$(BUILD)/conform-engine
+	@echo "reports: $(CURDIR)/conform-reports/plugin/report.html and $(CURDIR)/conform-reports/engine/report.html"
 
 test: build
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure --timeout 300
