@@ -138,17 +138,52 @@ TEST_CASE("a handshake the engine refuses makes an ordinary case UNTESTED", "[ch
   CHECK(r.result.verdict == Verdict::Untested);
 }
 
-// Hidden ([.]) until conform-engine ships its fault gallery (--fault/--list-faults, colleague
-// engine2): with no rows it could not fail. Add a row per fault with a case, then drop the [.].
-TEST_CASE("each engine fault with a case makes that case FAIL on its rule (kill rate)", "[.][checkengine][faults]") {
-  // fault name (conform-engine --fault NAME) → the case that must catch it.
-  struct Row { const char* fault; const char* rule; };
+// Every engine fault of `conform-engine --list-faults`, with the case (rule) that must catch it and
+// the verdict that catching it gives: FAIL on a MUST rule; on an implementation-defined (I) rule a
+// case can only report NON-STRICT (a conforming engine may differ there), so that row expects
+// NON-STRICT. Faults no case can observe yet are listed with `caught = false` and must stay
+// uncaught-but-harmless (the run must still not ERROR); see docs/check-engine.md.
+TEST_CASE("each engine fault makes the case for its rule FAIL (kill rate)", "[checkengine][faults]") {
+  enum class Want { Fail, NonStrict, NotYet };
+  struct Row { const char* fault; const char* rule; Want want; };
   const std::vector<Row> rows = {
-      // Filled from the fault gallery of conform-engine (--list-faults).
+      {"initialize_id_zero", "RPC-07", Want::NonStrict},
+      {"write_before_handshake", "INIT-07", Want::Fail},
+      {"second_initialize", "INIT-01", Want::Fail},
+      {"accept_wrong_version", "INIT-11", Want::Fail},
+      {"skip_name_check", "INIT-13", Want::Fail},
+      {"unknown_request_success", "RPC-13", Want::Fail},
+      {"no_shutdown_notification", "SHUT-01", Want::Fail},
+      {"no_stdin_close", "SHUT-02", Want::Fail},
+      {"tool_call_no_resource", "TOOL-05", Want::Fail},
+      {"wrong_cancellation_token", "TOOL-19", Want::NonStrict},
+      {"ignore_tool_timeout", "TOOL-16", Want::Fail},
+      {"deliver_unsubscribed", "EVT-01", Want::Fail},
+      {"deliver_before_persist", "EVT-04", Want::Fail},
+      {"deliver_out_of_order", "EVT-05", Want::NotYet},   // needs a delivery backlog (no case yet)
+      {"deliver_text_delta", "EVT-08", Want::Fail},
+      {"deliver_own_diagnostic", "EVT-18", Want::NonStrict},
+      {"deliver_own_bus", "BUS-01", Want::Fail},
+      {"evict_terminal_first", "EVT-14", Want::NotYet},   // needs a full delivery queue (no case yet)
+      {"no_drop_diagnostic", "EVT-16", Want::NotYet},     // needs a full delivery queue (no case yet)
+      {"accept_reused_token", "EMIT-06", Want::Fail},
+      {"never_expire_tokens", "EMIT-10", Want::Fail},
+      {"grant_at_queue_time", "EMIT-11", Want::NotYet},   // needs a delivery backlog (no case yet)
+      {"quota_off_by_one", "QUOTA-05", Want::Fail},
+      {"no_emit_result", "EMIT-02", Want::Fail},
+      {"emit_result_out_of_order", "EMIT-02", Want::Fail},
+      {"durable_published", "EMIT-16", Want::Fail},
   };
-  REQUIRE(!rows.empty());
   auto known = engineFaults();
-  std::size_t killed = 0, total = 0;
+  REQUIRE(!known.empty());
+  std::set<std::string> in_table;
+  for (const Row& row : rows) in_table.insert(row.fault);
+  for (const auto& f : known) {
+    INFO("engine fault without a row: " << f);
+    CHECK(in_table.count(f) == 1);  // a new fault needs a row (and a case)
+  }
+  std::size_t failed = 0, flagged = 0, total = 0;
+  std::string missed;
   for (const Row& row : rows) {
     INFO("fault " << row.fault << " / case " << row.rule);
     REQUIRE(known.count(row.fault) == 1);  // a row for a fault the engine does not have is a test bug
@@ -162,10 +197,21 @@ TEST_CASE("each engine fault with a case makes that case FAIL on its rule (kill 
     o.jobs = 1;
     std::ostringstream out, err;
     int rc = runner::runCheck(o, out, err);
-    INFO(out.str() << err.str());
-    bool caught = rc == 1 && out.str().find(row.rule) != std::string::npos && out.str().find("FAIL") != std::string::npos;
-    CHECK(caught);
-    killed += caught;
+    const std::string text = out.str() + err.str();
+    INFO(text);
+    CHECK(text.find("ERROR") == std::string::npos);
+    const bool has_rule = text.find(row.rule) != std::string::npos;
+    const bool fail = rc == 1 && has_rule && text.find("[FAIL]") != std::string::npos;
+    const bool nonstrict = rc == 0 && has_rule && text.find("[NON-STRICT]") != std::string::npos;
+    if (fail) ++failed;
+    if (nonstrict) ++flagged;
+    if (!fail && !nonstrict) missed += std::string(" ") + row.fault;
+    switch (row.want) {
+      case Want::Fail: CHECK(fail); break;
+      case Want::NonStrict: CHECK(nonstrict); break;
+      case Want::NotYet: CHECK(!fail); break;  // caught now? move the row to Want::Fail
+    }
   }
-  std::printf("check-engine kill rate: %zu/%zu engine faults caught\n", killed, total);
+  std::printf("engine fault kill rate: %zu/%zu (FAIL; %zu more flagged NON-STRICT on implementation-defined rules; not caught:%s)\n",
+              failed, total, flagged, missed.c_str());
 }
