@@ -18,3 +18,13 @@ check(core "reports;mock_engine;mock_plugin;harness")
 check(reports "mock_engine;mock_plugin;harness")
 check(mock_engine "reports;mock_plugin;harness")
 check(mock_plugin "reports;mock_engine;harness")
+
+# catch_discover_tests passes each test name to the test binary as an argument, so a name that
+# starts with '-' is read as a command-line option and the test "fails" under ctest.
+file(GLOB_RECURSE test_files ${ROOT}/tests/*.cpp)
+foreach(f ${test_files})
+  file(STRINGS ${f} bad REGEX "TEST_CASE\\(\"-")
+  if(bad)
+    message(SEND_ERROR "tests: ${f}: a TEST_CASE name must not start with '-': ${bad}")
+  endif()
+endforeach()

@@ -188,7 +188,7 @@ TEST_CASE("durations and hex", "[dsl]") {
         R"({"a": "$x.y", "b": "$keep", "c": ["$z"]})");
 }
 
-TEST_CASE("--dump-plan golden", "[dsl]") {
+TEST_CASE("dump-plan output matches the golden plan", "[dsl]") {
   dsl::Plan plan = ok(R"(case FRAME-05 "bad UTF-8 is fatal"
   send raw hex:FF0A
   expect no frame

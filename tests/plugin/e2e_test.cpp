@@ -261,7 +261,7 @@ TEST_CASE("SHUT-08 e2e: fault ignores_shutdown is still running after the grace 
   CHECK_FALSE(p.ch->running());
 }
 
-TEST_CASE("--list-faults prints at least 40 faults as `name rule description` lines", "[e2e][faults]") {
+TEST_CASE("conform-plugin --list-faults prints at least 40 faults as `name rule description` lines", "[e2e][faults]") {
   Proc p({"--list-faults"});
   auto status = p.awaitExit(kStep);
   REQUIRE(status);
@@ -314,7 +314,7 @@ std::string writeTemp(std::string_view name, std::string_view text) {
 }
 }  // namespace
 
-TEST_CASE("--behaviour e2e: a behaviour file sets the handshake and the tool answers", "[e2e][behaviour]") {
+TEST_CASE("conform-plugin --behaviour: a behaviour file sets the handshake and the tool answers", "[e2e][behaviour]") {
   Proc p({"--behaviour", writeTemp("weather.json", kBehaviourFile)});
   auto init = p.call("plugin/initialize", initParams());
   REQUIRE(at(init, "result") != nullptr);
@@ -384,7 +384,7 @@ TEST_CASE("--behaviour e2e: a behaviour file sets the handshake and the tool ans
   CHECK(status->success());
 }
 
-TEST_CASE("--behaviour e2e: a bad behaviour file exits 2 naming the key path", "[e2e][behaviour]") {
+TEST_CASE("conform-plugin --behaviour: a bad behaviour file exits 2 naming the key path", "[e2e][behaviour]") {
   Proc p({"--behaviour", writeTemp("bad.json", R"({"tools":[{"name":"t","description":"d","permission_name":"t","parameters":{},"response":{"echo":7}}]})")});
   auto status = p.awaitExit(kStep);
   REQUIRE(status);
