@@ -10,13 +10,17 @@
 //  * Duplicate member names are accepted silently by RapidJSON; the handler notes whether any
 //    object had >= 2 members, and only then a walk over the DOM looks for repeats (small objects:
 //    pairwise compare; large ones: sort).
-//  * kParseValidateEncodingFlag validates UTF-8 inside strings; kParseFullPrecisionFlag is never
-//    used (it segfaults on `0.` + 360 zeros + a digit); kParseStopWhenDoneFlag is never used
-//    (`{}{}` must be a Syntax error). A NUL byte looks like end-of-input to RapidJSON's streams,
+//  * kParseValidateEncodingFlag validates UTF-8 inside strings; escapes are checked after
+//    decoding (a lone "\udc80" decodes to a UTF-8-encoded surrogate, which is not UTF-8).
+//  * kParseFullPrecisionFlag is never used (it segfaults on `0.` + 360 zeros + a digit); doubles
+//    are re-read from their text with std::from_chars, which is correctly rounded, so a double
+//    written by compact()/canonical() (Grisu2: round-trips) reads back bit for bit. kParseStopWhenDoneFlag is never used (`{}{}` must be a Syntax error). A NUL byte looks like end-of-input to RapidJSON's streams,
 //    so after a successful parse the stream must have consumed every byte.
 #include "core/json/json.h"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -42,13 +46,89 @@ const char* toString(ParseErrorKind k) {
 
 namespace {
 
-// Forwards SAX events to the Document while enforcing the depth cap and finiteness.
+// RapidJSON's escape decoder turns "\udc80" (a low surrogate with no high one before it) into the
+// three bytes ED B2 80, the UTF-8 form of a surrogate, which is not UTF-8 (RFC 3629) — and
+// kParseValidateEncodingFlag only validates the input bytes, not what escapes decode to. In text that
+// is valid UTF-8 (validated, or utf8_prevalidated) ED followed by A0..BF can only come from such an
+// escape, so this is the whole check. memchr keeps it cheap on the common string without 0xED.
+bool holdsSurrogate(const char* s, std::size_t n) {
+  const char* end = s + n;
+  for (const char* p = s; p < end;) {
+    p = static_cast<const char*>(std::memchr(p, '\xED', static_cast<std::size_t>(end - p)));
+    if (!p || p + 1 >= end) return false;
+    const auto next = static_cast<unsigned char>(p[1]);
+    if (next >= 0xA0 && next <= 0xBF) return true;
+    ++p;
+  }
+  return false;
+}
+
+// Decimal exponent of the leading significant digit of a JSON number that std::from_chars reported
+// out of range, so overflow (refused as NonFinite) can be told from underflow (a JSON number like
+// 1e-400 is valid and reads as 0, as RapidJSON and strtod read it). Saturates on absurd exponents.
+long leadingDecimalExponent(std::string_view num) {
+  std::size_t i = 0;
+  if (i < num.size() && num[i] == '-') ++i;
+  long e10 = 0;
+  bool nonzero = false;
+  for (; i < num.size() && num[i] >= '0' && num[i] <= '9'; ++i) {
+    if (nonzero) ++e10;
+    else if (num[i] != '0') nonzero = true;
+  }
+  if (i < num.size() && num[i] == '.') {
+    for (++i; i < num.size() && num[i] >= '0' && num[i] <= '9'; ++i) {
+      if (nonzero) continue;
+      --e10;
+      if (num[i] != '0') nonzero = true;
+    }
+  }
+  long exp = 0;
+  if (i < num.size() && (num[i] == 'e' || num[i] == 'E')) {
+    ++i;
+    bool neg = false;
+    if (i < num.size() && (num[i] == '+' || num[i] == '-')) neg = num[i++] == '-';
+    constexpr long kSaturate = 1'000'000;
+    for (; i < num.size() && num[i] >= '0' && num[i] <= '9'; ++i) exp = std::min(kSaturate, exp * 10 + (num[i] - '0'));
+    if (neg) exp = -exp;
+  }
+  return e10 + exp;
+}
+
+// Character classes of the JSON number grammar, for the backward scan in GuardHandler::Double().
+enum : std::uint8_t { kNotNumber = 0, kDigit, kPoint, kExponent, kSign };
+constexpr std::array<std::uint8_t, 256> kNumberChars = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (char c = '0'; c <= '9'; ++c) t[static_cast<unsigned char>(c)] = kDigit;
+  t['.'] = kPoint;
+  t['e'] = t['E'] = kExponent;
+  t['-'] = t['+'] = kSign;
+  return t;
+}();
+
+// Forwards SAX events to the Document while enforcing the depth cap, finiteness and UTF-8 of
+// decoded strings.
+//
+// Doubles are re-read from their text: RapidJSON's default conversion is not correctly rounded (a
+// written double came back a few ulps away, so canonical() text drifted on every re-parse) and
+// kParseFullPrecisionFlag crashes (see the top of this file). std::from_chars (libstdc++ 12:
+// fast_float plus a big-decimal fallback) is correctly rounded for any input length, and the
+// writer's Grisu2 output round-trips, so parse(canonical(v)) gives v back bit for bit. Integers
+// that fit 64 bits are exact in RapidJSON already and keep its typing (Uint/Int/Uint64/Int64).
+// The text is found without kParseNumbersAsStringsFlag, which copied every number twice through
+// RapidJSON's stack and halved the parse rate of number-heavy frames: the MemoryStream is not
+// copy-optimised (StreamTraits), so when Double() is called the stream stands just past the
+// number, and the number is the run of number characters before it (what precedes a JSON number —
+// `[`, `,`, `:`, whitespace or the start — is never one).
 struct GuardHandler {
   Document& doc;
   std::size_t max_depth;
+  const rapidjson::MemoryStream& is;
+  std::string_view text;
   std::size_t depth = 0;
   bool too_deep = false;
   bool non_finite = false;
+  bool surrogate = false;   // a decoded string held a UTF-16 surrogate (lone \uDC00..\uDFFF escape)
+  bool bad_number = false;  // the text before the stream position is not a number (never seen)
   bool multi_member_object = false;  // some object had >= 2 members: duplicates possible
 
   bool Null() { return doc.Null(); }
@@ -57,13 +137,56 @@ struct GuardHandler {
   bool Uint(unsigned u) { return doc.Uint(u); }
   bool Int64(std::int64_t i) { return doc.Int64(i); }
   bool Uint64(std::uint64_t u) { return doc.Uint64(u); }
-  bool Double(double d) {
+  bool Double(double fast) {
+    const std::size_t end = is.Tell();
+    std::size_t begin = end, point = end, exponent = end;
+    for (; begin > 0; --begin) {
+      const auto k = kNumberChars[static_cast<unsigned char>(text[begin - 1])];
+      if (k == kNotNumber) break;
+      if (k == kPoint) point = begin - 1;
+      else if (k == kExponent) exponent = begin - 1;
+    }
+    if (begin == end) { bad_number = true; return false; }
+    // RapidJSON's default conversion is already correctly rounded when the significand has at most
+    // 15 digits (it accumulates them into an exact integer below 2^53) and the decimal scale p is
+    // within ±22 (10^p is exact in its Pow10 table): one multiply or divide, rounded once —
+    // Clinger's fast path. Most protocol numbers (0.7, 1.5e-3, 123.25) take it, skipping the
+    // slower exact re-read.
+    const std::size_t digits = (exponent - begin) - (text[begin] == '-') - (point < exponent);
+    if (digits <= 15) {
+      const long frac = point < exponent ? static_cast<long>(exponent - point - 1) : 0;
+      long exp = 0;
+      if (exponent < end) {
+        std::size_t i = exponent + 1;
+        const bool neg = text[i] == '-';
+        if (text[i] == '-' || text[i] == '+') ++i;
+        for (; i < end && exp <= 1000; ++i) exp = exp * 10 + (text[i] - '0');
+        if (neg) exp = -exp;
+      }
+      if (exp - frac >= -22 && exp - frac <= 22) return doc.Double(fast);
+    }
+    double d = 0;
+    auto r = std::from_chars(text.data() + begin, text.data() + end, d);
+    if (r.ptr != text.data() + end) { bad_number = true; return false; }
+    if (r.ec == std::errc::result_out_of_range) {
+      if (leadingDecimalExponent(text.substr(begin, end - begin)) >= 0) { non_finite = true; return false; }
+      d = text[begin] == '-' ? -0.0 : 0.0;  // underflow: rounds to zero
+    } else if (r.ec != std::errc()) {
+      bad_number = true;
+      return false;
+    }
     if (!std::isfinite(d)) { non_finite = true; return false; }
     return doc.Double(d);
   }
   bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) { return doc.RawNumber(s, n, copy); }
-  bool String(const char* s, rapidjson::SizeType n, bool copy) { return doc.String(s, n, copy); }
-  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return doc.Key(s, n, copy); }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    if (holdsSurrogate(s, n)) { surrogate = true; return false; }
+    return doc.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    if (holdsSurrogate(s, n)) { surrogate = true; return false; }
+    return doc.Key(s, n, copy);
+  }
   bool StartObject() {
     if (++depth > max_depth) { too_deep = true; return false; }
     return doc.StartObject();
@@ -81,6 +204,7 @@ struct GuardHandler {
 };
 
 constexpr unsigned kParseFlags = rapidjson::kParseValidateEncodingFlag;
+constexpr unsigned kParsePrevalidatedFlags = rapidjson::kParseDefaultFlags;
 
 bool sameName(const Value& a, const Value& b) {
   return a.GetStringLength() == b.GetStringLength() &&
@@ -142,10 +266,10 @@ Expected<Parsed, ParseError> parse(std::string_view text, const ParseOptions& op
   // error.
   rapidjson::MemoryStream is(text.data(), text.size());
   rapidjson::Reader reader;
-  GuardHandler h{out.doc, opts.max_depth};
+  GuardHandler h{out.doc, opts.max_depth, is, text};
   auto gen = [&](Document& d) {
     (void)d;
-    if (opts.utf8_prevalidated) return !reader.Parse<rapidjson::kParseDefaultFlags>(is, h).IsError();
+    if (opts.utf8_prevalidated) return !reader.Parse<kParsePrevalidatedFlags>(is, h).IsError();
     return !reader.Parse<kParseFlags>(is, h).IsError();
   };
   out.doc.Populate(gen);
@@ -164,6 +288,15 @@ Expected<Parsed, ParseError> parse(std::string_view text, const ParseOptions& op
     } else if (code == rapidjson::kParseErrorStringInvalidEncoding) {
       e.kind = ParseErrorKind::InvalidUtf8;
       e.message = "invalid UTF-8 in string at offset " + std::to_string(e.offset);
+    } else if (h.surrogate || code == rapidjson::kParseErrorStringUnicodeSurrogateInvalid) {
+      // A lone surrogate escape decodes to no Unicode scalar value: the text is not valid UTF-8
+      // once decoded (FRAME-04/05), the same finding as a raw surrogate byte sequence.
+      e.kind = ParseErrorKind::InvalidUtf8;
+      e.message = "lone UTF-16 surrogate escape (\\uD800-\\uDFFF without its pair) in string " +
+                  std::string(h.surrogate ? "ending at offset " : "at offset ") + std::to_string(e.offset);
+    } else if (h.bad_number) {
+      e.kind = ParseErrorKind::Syntax;
+      e.message = "unreadable number before offset " + std::to_string(e.offset);
     } else {
       e.kind = ParseErrorKind::Syntax;
       e.message = std::string(rapidjson::GetParseError_En(code));
@@ -422,6 +555,38 @@ bool numbersEqual(const Value& a, const Value& b) {
   return false;  // one is negative, the other above INT64_MAX
 }
 
+// True when a later member of the same object repeats `it`'s name (so `it` does not win).
+bool shadowed(Value::ConstMemberIterator it, Value::ConstMemberIterator end) {
+  for (auto later = it + 1; later != end; ++later)
+    if (sameName(later->name, it->name)) return true;
+  return false;
+}
+
+// The winning (last) member of that name, or nullptr.
+const Value* lastMember(const Value& obj, std::string_view key) {
+  for (auto it = obj.MemberEnd(); it != obj.MemberBegin();) {
+    --it;
+    if (nameView(it->name) == key) return &it->value;
+  }
+  return nullptr;
+}
+
+// The members of `o` sorted by name, keeping only the winner (last in document order) of each
+// repeated name: the stable sort keeps document order within a run of equal names.
+std::vector<const Value::Member*> winnersByName(const Value& o) {
+  std::vector<const Value::Member*> ms;
+  ms.reserve(o.MemberCount());
+  for (auto& m : o.GetObject()) ms.push_back(&m);
+  std::stable_sort(ms.begin(), ms.end(), [](const Value::Member* x, const Value::Member* y) {
+    return nameView(x->name) < nameView(y->name);
+  });
+  std::vector<const Value::Member*> out;
+  out.reserve(ms.size());
+  for (std::size_t i = 0; i < ms.size(); ++i)
+    if (i + 1 == ms.size() || !sameName(ms[i]->name, ms[i + 1]->name)) out.push_back(ms[i]);
+  return out;
+}
+
 }  // namespace
 
 std::string canonical(const Value& v) {
@@ -445,28 +610,29 @@ bool equal(const Value& a, const Value& b) {
         if (!equal(a[i], b[i])) return false;
       return true;
     case rapidjson::kObjectType: {
-      if (a.MemberCount() != b.MemberCount()) return false;
-      if (a.MemberCount() > kSmallObject * 4) {
+      // A repeated member name is read last-wins (decodeMessage, R4), so objects compare by the
+      // winning value of each distinct name on both sides. Looking names up first-wins made
+      // equal(x, x) false for {"type":"","type":{"k":0}} (fuzz_profile_0_0_6).
+      if (a.MemberCount() > kSmallObject * 4 || b.MemberCount() > kSmallObject * 4) {
         // Large objects: sort both member lists by name instead of a quadratic lookup.
-        auto sorted = [](const Value& o) {
-          std::vector<const Value::Member*> ms;
-          ms.reserve(o.MemberCount());
-          for (auto& m : o.GetObject()) ms.push_back(&m);
-          std::stable_sort(ms.begin(), ms.end(), [](const Value::Member* x, const Value::Member* y) {
-            return nameView(x->name) < nameView(y->name);
-          });
-          return ms;
-        };
-        auto ma = sorted(a), mb = sorted(b);
+        auto ma = winnersByName(a), mb = winnersByName(b);
+        if (ma.size() != mb.size()) return false;
         for (std::size_t i = 0; i < ma.size(); ++i)
           if (!sameName(ma[i]->name, mb[i]->name) || !equal(ma[i]->value, mb[i]->value)) return false;
         return true;
       }
-      for (auto& m : a.GetObject()) {
-        const Value* o = member(b, nameView(m.name));
-        if (!o || !equal(m.value, *o)) return false;
+      std::size_t distinct_a = 0;
+      for (auto it = a.MemberBegin(); it != a.MemberEnd(); ++it) {
+        if (shadowed(it, a.MemberEnd())) continue;
+        ++distinct_a;
+        const Value* o = lastMember(b, nameView(it->name));
+        if (!o || !equal(it->value, *o)) return false;
       }
-      return true;
+      // Every winner of `a` has an equal winner in `b`; the name sets are equal iff `b` has no more.
+      std::size_t distinct_b = 0;
+      for (auto it = b.MemberBegin(); it != b.MemberEnd(); ++it)
+        if (!shadowed(it, b.MemberEnd())) ++distinct_b;
+      return distinct_a == distinct_b;
     }
     default: return false;
   }

@@ -4,7 +4,9 @@
 //                   a scenario). Validates UTF-8, caps nesting depth BEFORE building the DOM (RapidJSON
 //                   overflows the stack around 10^6 levels), rejects non-finite numbers (RapidJSON
 //                   parses 1.8e308 to +inf without error and its Writer then writes nothing), reports
-//                   duplicate member names (RapidJSON accepts them silently), and never uses
+//                   duplicate member names (RapidJSON accepts them silently), refuses lone
+//                   surrogate escapes ("\udc80": not UTF-8 once decoded), reads numbers correctly
+//                   rounded (so parse(canonical(v)) == v exactly) and never uses
 //                   kParseFullPrecisionFlag (it segfaults on `0.` + 360 zeros + a digit).
 //  * Path / ObjectMapper / fromJSON(): typed field access whose errors carry the JSON path, in the
 //                   style of clangd's Protocol.h:  `params.capabilities.tools: expected boolean,
@@ -50,7 +52,7 @@ struct ParseOptions {
 
 enum class ParseErrorKind {
   Syntax,       // not JSON, trailing garbage, empty input
-  InvalidUtf8,  // a byte sequence that is not UTF-8
+  InvalidUtf8,  // a byte sequence that is not UTF-8, or a lone surrogate escape ("\udc80")
   TooDeep,      // nesting beyond ParseOptions::max_depth
   NonFinite,    // a number that overflows double (parses to ±inf)
   Duplicate,    // duplicate member name, when ParseOptions::reject_duplicates
@@ -279,7 +281,8 @@ std::string compact(const Value&);
 // Compact with object members sorted by name (bytewise), recursively: equal values give equal
 // text. Used for idempotency comparisons, golden files and replay normalisation.
 std::string canonical(const Value&);
-// Deep equality with numbers compared by value and member order ignored.
+// Deep equality with numbers compared by value and member order ignored. A repeated member name
+// counts once, with its last value (the one decoders keep): {"a":1,"a":2} equals {"a":2}.
 bool equal(const Value& a, const Value& b);
 
 // Helpers to build values.
