@@ -122,35 +122,6 @@ inline std::map<std::pair<std::string_view, protocol::Part>, TypedCodec> typedCo
   return t;
 }
 
-// Open findings of this target in core/protocol (owners: core/protocol), each pinned by a
-// [!shouldfail] test in tests/fuzzregress/protocol_decoder_test.cpp. The typed decoder accepts
-// these values, the schema refuses them; until fixed, a toJSON-validates failure AT THESE PATHS
-// is not fatal (CI stays green) while every other path of the same shapes is still checked.
-// CONFORM_FUZZ_STRICT=1 makes them fatal again. Remove an entry when its fix lands.
-struct KnownFinding {
-  std::string_view method;
-  protocol::Part part;
-  std::string_view path_prefix;  // of the schema's violation
-};
-inline constexpr KnownFinding kKnownFindings[] = {
-    // hooks.cpp decodePart() checks only that `type` is a string; checkPersistedPart() exists
-    // but the decoder does not call it (unknown members, missing `text`, unknown types pass).
-    {protocol::method::kMessageEnd, protocol::Part::Params, "content["},
-    {protocol::method::kMessageEnd, protocol::Part::Result, "content["},
-    // hooks.cpp checkSelection() checks lengths, a '/' and variant != "base", not the schema's
-    // patterns for `model` (provider charset; no whitespace, control characters or brackets)
-    // and `variant` (lower-case [a-z0-9._-]).
-    {protocol::method::kModelBeforeSelect, protocol::Part::Params, "from."},
-    {protocol::method::kModelBeforeSelect, protocol::Part::Params, "to."},
-    {protocol::method::kModelBeforeRequest, protocol::Part::Params, "model.selection."},
-};
-
-inline bool knownFinding(std::string_view method, protocol::Part part, std::string_view path) {
-  for (const auto& k : kKnownFindings)
-    if (k.method == method && k.part == part && path.substr(0, k.path_prefix.size()) == k.path_prefix) return true;
-  return false;
-}
-
 inline int runProfileTarget(const protocol::Profile& prof, const std::uint8_t* data, std::size_t size) {
   static const auto codecs = typedCodecs(prof.id());
   const bool strict = strictMode();
@@ -176,16 +147,10 @@ inline int runProfileTarget(const protocol::Profile& prof, const std::uint8_t* d
   const TypedOutcome typed = it->second(value);
   if (typed.accepted) {
     const std::string written = json::compact(typed.written);
-    // Known finding (tests/fuzzregress/json_equal_test.cpp): json::equal is not reflexive on
-    // objects with repeated member names, and opaque members (content parts, arguments) compare
-    // with it; values with duplicates are set aside from this check until core/json fixes equal().
-    const bool dup_known = !parsed->duplicates.empty() && !strict;
-    FUZZ_CHECK(typed.rereads_equal || dup_known, std::string(mi.name) + ": toJSON does not read back equal: " + written);
+    FUZZ_CHECK(typed.rereads_equal, std::string(mi.name) + ": toJSON does not read back equal: " + written);
     const auto v2 = prof.validate(mi.name, part, typed.written);
-    const bool known = v2 && !strict && knownFinding(mi.name, part, v2->path);
-    FUZZ_CHECK(!v2.has_value() || known, std::string(mi.name) + ": toJSON(fromJSON(x)) fails validate: " +
-                                             (v2 ? v2->str() : "") + " in " + written);
-    if (known) return 0;
+    FUZZ_CHECK(!v2.has_value(), std::string(mi.name) + ": toJSON(fromJSON(x)) fails validate: " +
+                                    (v2 ? v2->str() : "") + " in " + written);
   }
   if (typed.accepted == violation.has_value()) {
     const std::string what = std::string(prof.version()) + " " + std::string(mi.name) + " " +

@@ -3,7 +3,12 @@
 #include "core/protocol/hooks.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/protocol/detail/codec.h"
 
@@ -21,15 +26,59 @@ ObjectWriter head(const P& r, json::Allocator& a) {
   w.set("session_id", r.session_id).set("context_id", r.context_id);
   return w;
 }
+// The charset of §5.3's provider names and variants: [a-z0-9._-].
+bool isSlugChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+// `^[a-z0-9][a-z0-9._-]{0,N-1}$` (provider_id, the provider part of a model reference, a variant).
+bool isSlug(std::string_view s, std::size_t max) {
+  return !s.empty() && s.size() <= max && s[0] != '.' && s[0] != '_' && s[0] != '-' &&
+         std::all_of(s.begin(), s.end(), isSlugChar);
+}
+// What the schema's `[^\s\p{Cc}\[\]]` refuses, as PCRE2 (PCRE2_UTF|PCRE2_UCP) reads it: \s is
+// \p{Z} plus \h and \v (so also U+180E and U+0085), \p{Cc} is U+0000–U+001F and U+007F–U+009F.
+// tests/fuzzregress/protocol_decoder_test.cpp checks this against PCRE2 for every code point.
+bool isSpaceControlOrBracket(char32_t c) {
+  if (c < 0x20 || (c >= 0x7F && c <= 0x9F)) return true;
+  switch (c) {
+    case ' ': case '[': case ']': case 0xA0: case 0x1680: case 0x180E: case 0x2028: case 0x2029:
+    case 0x202F: case 0x205F: case 0x3000:
+      return true;
+    default:
+      return c >= 0x2000 && c <= 0x200A;
+  }
+}
+// Decodes one code point of valid UTF-8 (json::parse guarantees it: FRAME-04/05) and advances.
+char32_t nextCodePoint(std::string_view s, std::size_t& i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  const std::size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+  char32_t c = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
+  for (std::size_t k = 1; k < len && i + k < s.size(); ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  i += len;
+  return c;
+}
+// ModelRef (§5.3): `^[a-z0-9][a-z0-9._-]{0,127}/[^\s\p{Cc}\[\]]+(/[^\s\p{Cc}\[\]]+)*$`. The provider
+// cannot hold '/', so it ends at the first one; the segment class admits '/', so the rest is any
+// non-empty run of characters outside it (the `(/…)*` groups add nothing).
+bool isModelRef(std::string_view m) {
+  const std::size_t slash = m.find('/');
+  if (slash == std::string_view::npos || !isSlug(m.substr(0, slash), 128) || slash + 1 == m.size()) return false;
+  for (std::size_t i = slash + 1; i < m.size();)
+    if (isSpaceControlOrBracket(nextCodePoint(m, i))) return false;
+  return true;
+}
+// The typed decoders apply the schema's patterns too (HOOK-50), not only its lengths: a decoder
+// that accepted what Profile::validate refuses made conform's reference engine and plugin take
+// non-conforming selections for conforming ones and echo them (fuzz_profile_0_0_6).
 bool checkSelection(const ModelSelection& s, json::Path p) {
   auto n = utf8Length(s.model);
-  if (!n || *n < 3 || *n > 512 || s.model.find('/') == std::string::npos)
-    return p.field("model").report("expected a provider/model reference of 3–512 characters (§5.3)");
-  if (s.variant) {
-    auto m = utf8Length(*s.variant);
-    if (!m || *m < 1 || *m > 64 || *s.variant == "base")
-      return p.field("variant").report("expected a variant of 1–64 characters other than \"base\" (§5.3)");
-  }
+  if (!n || *n < 3 || *n > 512 || !isModelRef(s.model))
+    return p.field("model").report(
+        "expected a provider/model reference of 3–512 characters: provider [a-z0-9][a-z0-9._-]{0,127}, then "
+        "'/' and segments without whitespace, control characters or brackets (§5.3)");
+  if (s.variant && (!isSlug(*s.variant, 64) || *s.variant == "base"))
+    return p.field("variant").report(
+        "expected a variant of 1–64 characters [a-z0-9][a-z0-9._-]* other than \"base\" (§5.3)");
   return true;
 }
 bool isLowerHex64(std::string_view s) {
@@ -61,6 +110,7 @@ bool fromJSON(const json::Value& v, ResolvedModelRef& r, json::Path p) {
       !so.closed() || !checkSelection(r.selection, sp))
     return false;
   if (!o.map("provider_id", r.provider_id) || !detail::checkChars(o, "provider_id", r.provider_id, 1, 128) ||
+      (!isSlug(r.provider_id, 128) && !p.field("provider_id").report("expected [a-z0-9][a-z0-9._-]{0,127} (§5.3)")) ||
       !o.map("model_id", r.model_id) || !detail::checkChars(o, "model_id", r.model_id, 1, 384) ||
       !o.map("adapter_id", r.adapter_id) || !o.map("selection_fingerprint", r.selection_fingerprint))
     return false;
@@ -109,11 +159,111 @@ json::Value toJSON(const InjectedMessage& r, json::Allocator& a) {
 }
 
 namespace {
+
+// PersistedAssistantPart (§5.3), the variant table of the schema's oneOf: `type` picks the variant,
+// each variant is closed and every member listed is required.
+enum class PartMember { String, StringOrNull, Metadata, Object, TaggedObject, Bool, Any, ToolCallId, Slug128 };
+struct PartVariant {
+  std::string_view type;
+  std::vector<std::pair<std::string_view, PartMember>> members;
+};
+const std::vector<PartVariant>& partVariants() {
+  using M = PartMember;
+  static const std::vector<PartVariant> kVariants = {
+      {"text", {{"text", M::String}, {"metadata", M::Metadata}}},
+      {"reasoning", {{"text", M::String}, {"metadata", M::Metadata}}},
+      {"tool_call",
+       {{"id", M::ToolCallId}, {"provider_item_id", M::StringOrNull}, {"name", M::Slug128}, {"input", M::Any},
+        {"raw_input", M::StringOrNull}, {"metadata", M::Metadata}}},
+      {"tool_result",
+       {{"tool_call_id", M::String}, {"content", M::TaggedObject}, {"is_error", M::Bool}, {"metadata", M::Metadata}}},
+      {"file", {{"file", M::Object}}},
+      {"source",
+       {{"id", M::StringOrNull}, {"url", M::StringOrNull}, {"title", M::StringOrNull}, {"media_type", M::StringOrNull},
+        {"excerpt", M::StringOrNull}, {"metadata", M::Metadata}}},
+      {"tool_approval", {{"tool_call_id", M::String}, {"message", M::StringOrNull}, {"metadata", M::Metadata}}},
+      {"custom", {{"kind", M::Slug128}, {"data", M::Any}, {"metadata", M::Metadata}}},
+  };
+  return kVariants;
+}
+
+// `^[a-z0-9][a-z0-9._-]*$`, at most 128 characters (tool_call `name`, custom `kind`).
+bool isLowerName(std::string_view s) {
+  return !s.empty() && s.size() <= 128 && s[0] != '.' && s[0] != '_' && s[0] != '-' &&
+         std::all_of(s.begin(), s.end(), isSlugChar);
+}
+
+// nullopt when `v` has the member's shape, else what is wrong ("expected string, found integer").
+std::optional<std::string> checkPartMember(const json::Value& v, PartMember kind) {
+  auto found = [&](const char* what) { return std::string("expected ") + what + ", found " + json::typeName(v); };
+  switch (kind) {
+    case PartMember::String:
+      if (!v.IsString()) return found("string");
+      break;
+    case PartMember::StringOrNull:
+      if (!v.IsString() && !v.IsNull()) return found("string or null");
+      break;
+    case PartMember::Metadata:
+      if (!v.IsObject() && !v.IsNull()) return found("object or null");
+      break;
+    case PartMember::Object:
+      if (!v.IsObject()) return found("object");
+      break;
+    case PartMember::TaggedObject:
+      if (!v.IsObject()) return found("object");
+      if (!json::stringMember(v, "type")) return std::string("expected an object with a string member \"type\"");
+      break;
+    case PartMember::Bool:
+      if (!v.IsBool()) return found("boolean");
+      break;
+    case PartMember::Any:
+      break;
+    case PartMember::ToolCallId: {
+      if (!v.IsString()) return found("string");
+      auto n = utf8Length(std::string_view(v.GetString(), v.GetStringLength()));
+      if (!n || *n < 1 || *n > 512) return std::string("expected 1–512 characters");
+      break;
+    }
+    case PartMember::Slug128:
+      if (!v.IsString()) return found("string");
+      if (!isLowerName(std::string_view(v.GetString(), v.GetStringLength())))
+        return std::string("expected [a-z0-9][a-z0-9._-]*, at most 128 characters");
+      break;
+  }
+  return std::nullopt;
+}
+
+struct PartProblem {
+  std::string member;  // empty: the part itself
+  std::string message;
+};
+std::optional<PartProblem> partProblem(const json::Value& part) {
+  if (!part.IsObject()) return PartProblem{"", std::string("expected object, found ") + json::typeName(part)};
+  const json::Value* t = json::member(part, "type");
+  if (!t) return PartProblem{"type", "required member is missing"};
+  if (!t->IsString()) return PartProblem{"type", std::string("expected string, found ") + json::typeName(*t)};
+  const std::string_view type(t->GetString(), t->GetStringLength());
+  const auto& variants = partVariants();
+  auto it = std::find_if(variants.begin(), variants.end(), [&](const PartVariant& x) { return x.type == type; });
+  if (it == variants.end()) return PartProblem{"type", "unknown part type \"" + std::string(type) + "\""};
+  for (const auto& [name, kind] : it->members) {
+    const json::Value* m = json::member(part, name);
+    if (!m) return PartProblem{std::string(name), "required member is missing"};
+    if (auto bad = checkPartMember(*m, kind)) return PartProblem{std::string(name), *bad};
+  }
+  for (auto& m : part.GetObject()) {
+    std::string_view name(m.name.GetString(), m.name.GetStringLength());
+    if (name != "type" && std::none_of(it->members.begin(), it->members.end(), [&](const auto& x) { return x.first == name; }))
+      return PartProblem{std::string(name), "unknown member"};
+  }
+  return std::nullopt;
+}
+
+// The decoder keeps a part as JSON but checks it against its variant (HOOK-13/HOOK-48): accepting
+// what Profile::validate refuses let conform's reference engine and plugin persist and echo
+// non-conforming parts (fuzz_profile_0_0_6).
 bool decodePart(const json::Value& v, PersistedAssistantPart& out, json::Path p) {
-  if (!v.IsObject()) return p.report(std::string("expected object, found ") + json::typeName(v));
-  const json::Value* t = json::member(v, "type");
-  if (!t) return p.field("type").report("required member is missing");
-  if (!t->IsString()) return p.field("type").report(std::string("expected string, found ") + json::typeName(*t));
+  if (auto bad = partProblem(v)) return (bad->member.empty() ? p : p.field(bad->member)).report(bad->message);
   out = PersistedAssistantPart(v);
   return true;
 }
@@ -131,32 +281,9 @@ bool fromJSON(const json::Value& v, PartsRef& r, json::Path p) { return decodePa
 }  // namespace
 
 std::optional<std::string> checkPersistedPart(const json::Value& part) {
-  struct Variant {
-    std::string_view type;
-    std::vector<std::string_view> members;
-  };
-  static const std::vector<Variant> kVariants = {
-      {"text", {"text", "metadata"}},
-      {"reasoning", {"text", "metadata"}},
-      {"tool_call", {"id", "provider_item_id", "name", "input", "raw_input", "metadata"}},
-      {"tool_result", {"tool_call_id", "content", "is_error", "metadata"}},
-      {"file", {"file"}},
-      {"source", {"id", "url", "title", "media_type", "excerpt", "metadata"}},
-      {"tool_approval", {"tool_call_id", "message", "metadata"}},
-      {"custom", {"kind", "data", "metadata"}},
-  };
-  auto type = json::stringMember(part, "type");
-  if (!type) return std::string("type: required string member is missing");
-  auto it = std::find_if(kVariants.begin(), kVariants.end(), [&](const Variant& x) { return x.type == *type; });
-  if (it == kVariants.end()) return "type: unknown part type \"" + std::string(*type) + "\"";
-  for (auto m : it->members)
-    if (!json::member(part, m)) return std::string(m) + ": required member is missing";
-  for (auto& m : part.GetObject()) {
-    std::string_view name(m.name.GetString(), m.name.GetStringLength());
-    if (name != "type" && std::find(it->members.begin(), it->members.end(), name) == it->members.end())
-      return std::string(name) + ": unknown member";
-  }
-  return std::nullopt;
+  auto bad = partProblem(part);
+  if (!bad) return std::nullopt;
+  return bad->member.empty() ? bad->message : bad->member + ": " + bad->message;
 }
 
 // --- hooks --------------------------------------------------------------------------------------------
