@@ -126,6 +126,8 @@ struct Engine::Impl {
   Decision decide(const std::string& session, const std::string& permission_resource) const;
   bool pluginToolsVisible(const std::string& session) const;
   void handleToolResult(Conn& c, const PendingRequest& pr, const json::Value& msg);
+  // An accepted result (either profile): tool_after_result, then the outcome (TOOL-14, HOOK-24).
+  void commitToolResult(Conn& c, ToolCallStatus& call);
   void finishCall(ToolCallStatus& call, CallState st, std::string reason, Conn* c);
   void failCallsOf(Conn& c, const std::string& reason);
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/json/schema.h"
+#include "core/protocol/tools.h"
 #include "mock_engine/engine_impl.h"
 
 namespace conform::engine {
@@ -58,6 +59,9 @@ Expected<std::vector<ToolDeclaration>, std::string> Engine::Impl::validateTools(
           ok = p.field("parameters").report("required member is missing");
         if (ok && output && output->IsNull())
           ok = p.field("output").report("member may be omitted but must not be null");
+        // TOOL-03 (DELTA §3.4): a 0.0.4 declaration has no `output`; an unknown member is malformed.
+        if (ok && output && cfg.protocol_version == "0.0.4")
+          ok = p.field("output").report("unknown member (no output declaration in protocol 0.0.4)");
       }
       if (!ok)
         return unexpected("plugin tool " + label + " is malformed: " + root.error().value_or(""));
@@ -396,6 +400,25 @@ void Engine::Impl::handleToolResult(Conn& c, const PendingRequest& pr, const jso
     finishCall(call, CallState::Failed, "malformed plugin tool call result: " + why, &c);
   };
   if (!decl) return malformed("the tool is no longer declared");
+  if (cfg.protocol_version == "0.0.4") {
+    // DELTA §3.5/§4.3 (TOOL-09/TOOL-10 under v004): the result is the closed `{content, is_error}`;
+    // the 0.0.6 members `output`/`display` are unknown there, so such a result is malformed and
+    // fails the call like any malformed result (PROTOCOL §8.4).
+    protocol::v004::ToolCallResult res;
+    json::Path::Root root("result");
+    if (!protocol::v004::fromJSON(r, res, json::Path(root)))
+      return malformed(root.error().value_or(""));
+    // R4 PluginExecutor (DELTA §3.5): the persisted output is `content`. It is normalized to the
+    // single-output object so the hooks, the terminal event and the driver see one shape in both
+    // profiles; 0.0.4 has no UI-only display.
+    auto doc = std::make_shared<json::Document>(rapidjson::kObjectType);
+    doc->AddMember("kind", "single", doc->GetAllocator());
+    doc->AddMember("text", json::str(res.content, doc->GetAllocator()), doc->GetAllocator());
+    call.output = doc;
+    call.display.reset();
+    call.is_error = res.is_error;
+    return commitToolResult(c, call);
+  }
   // TOOL-09/10/12: {output, display?, is_error}, closed; output kind matches the declaration.
   json::Path::Root root("result");
   json::Path p(root);
@@ -449,9 +472,16 @@ void Engine::Impl::handleToolResult(Conn& c, const PendingRequest& pr, const jso
   call.output = doc;
   call.display = display;
   call.is_error = is_error;
-  // TOOL-14: is_error marks the call failed; the output is kept.
-  auto commit = [this](ToolCallStatus& done_call, Conn* cc) {
-    if (done_call.is_error) finishCall(done_call, CallState::Failed, "the tool reported an error", cc);
+  commitToolResult(c, call);
+}
+
+void Engine::Impl::commitToolResult(Conn& c, ToolCallStatus& call) {
+  // TOOL-14: in 0.0.6 is_error marks the call failed (the output is kept); in 0.0.4 the flag is
+  // metadata only and the call completes (DELTA §4.3, §8 "is_error ⇒ completed").
+  const bool is_error_fails = cfg.protocol_version != "0.0.4";
+  auto commit = [this, is_error_fails](ToolCallStatus& done_call, Conn* cc) {
+    if (done_call.is_error && is_error_fails)
+      finishCall(done_call, CallState::Failed, "the tool reported an error", cc);
     else finishCall(done_call, CallState::Completed, "", cc);
   };
   // Issue 5 (engine4): tool_after_result runs before the termination is committed (HOOK-24).
