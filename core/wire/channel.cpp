@@ -226,13 +226,20 @@ using Descriptor = asio::posix::stream_descriptor;
 struct StreamCore : std::enable_shared_from_this<StreamCore> {
   StreamCore(Reactor& r, std::size_t max_frame, std::size_t max_write)
       : reactor(r), rx(r.impl()), decoder(max_frame), max_write_buffer(max_write),
-        rbuf(new char[kReadChunk]) {}
+        rbuf(new char[kReadChunk]), ebuf(new char[kReadChunk]) {}
 
   Reactor& reactor;
   Reactor::Impl& rx;
   FrameDecoder decoder;
   std::size_t max_write_buffer;
+  // stdout's buffer. An Asio read into it may have completed with its completion handler still
+  // queued (Asio reads speculatively when armed, and in the epoll round before our handler runs),
+  // so nothing else may read into it until onOutRead has consumed it.
   std::unique_ptr<char[]> rbuf;
+  // stderr's own buffer. readErr used to share rbuf: a stderr handler that ran between a stdout
+  // read and its onOutRead overwrote the bytes, and stderr text was decoded as stdout frames
+  // (tests/core/channel_reuse_test.cpp).
+  std::unique_ptr<char[]> ebuf;
 
   // Peer output (stdout of a child / read fd).
   std::optional<Descriptor> out;
@@ -332,7 +339,8 @@ struct StreamCore : std::enable_shared_from_this<StreamCore> {
     }
   }
 
-  // Only one read of stdout is ever in flight (Asio's or our own): both use rbuf.
+  // Only one read of stdout is ever in flight (Asio's or our own): both use rbuf, and rbuf is
+  // stdout's alone (see ebuf).
   void armOut() {
     if (!out_pollable) return scheduleOut();
     if (out_armed || !out || out_stalled || out_paused || exit_draining) return;
@@ -415,9 +423,9 @@ struct StreamCore : std::enable_shared_from_this<StreamCore> {
     const int fd = err->native_handle();
     std::size_t total = 0;
     for (;;) {
-      const ssize_t n = ::read(fd, rbuf.get(), kReadChunk);
+      const ssize_t n = ::read(fd, ebuf.get(), kReadChunk);
       if (n > 0) {
-        consumeStderr(std::string_view(rbuf.get(), static_cast<std::size_t>(n)));
+        consumeStderr(std::string_view(ebuf.get(), static_cast<std::size_t>(n)));
         total += static_cast<std::size_t>(n);
         if (static_cast<std::size_t>(n) < kReadChunk) return armErr();
         if (total >= budget) return scheduleErr();
