@@ -126,6 +126,9 @@ struct ToolCallStatus {
   bool is_error = false;
   bool incomplete = false;  // TOOL-15: accepted output retained but flagged incomplete
   bool frame_sent = false;
+  // PROTOCOL §5.3: the session seq current when the model asked for the call (the turn that owns
+  // it); the owner ref of tool_call_started/tool_call_terminated points at it.
+  std::uint64_t model_turn_seq = 0;
   // Interception (engine4, mock_engine/hooks.h): the arguments actually executed (after
   // tool_before_call, HOOK-20), whether a hook blocked the call (HOOK-18), and the model-facing
   // content after tool_after_result (HOOK-24/25; unset when no hook gate is installed).

@@ -29,6 +29,32 @@ bool uriUnreserved(std::string_view s) {
 // out of callTool so the tool_before_call chain can finish later).
 void dispatchToolCall(Engine::Impl& m, ToolCallStatus& call, std::size_t pi);
 
+// PROTOCOL §5.3 `owner`: an AssistantToolCallRef, the same shape produceEvent() writes for its
+// terminal records, so every tool_call_* record of a session has one owner shape. The simulated
+// runtime has no provider items; the model call id is the invocation id [chosen].
+rapidjson::Value ownerRef(const ToolCallStatus& call, json::Allocator& a) {
+  rapidjson::Value owner(rapidjson::kObjectType);
+  owner.AddMember("model_turn_seq", call.model_turn_seq, a);
+  owner.AddMember("content_index", 0, a);
+  owner.AddMember("model_call_id", json::str(call.invocation_id, a), a);
+  owner.AddMember("provider_item_id", rapidjson::Value(), a);
+  return owner;
+}
+
+// The `code` of the terminal `error` ({code, message}, PROTOCOL §5.3), one per row of the §8.4
+// outcome table [chosen names]; `message` carries the R4 reason text.
+const char* errorCode(const ToolCallStatus& call) {
+  auto starts = [&](std::string_view p) { return call.reason.rfind(p, 0) == 0; };
+  if (call.state == CallState::Cancelled) return "cancelled";
+  if (call.state == CallState::Denied) return "permission_denied";
+  if (call.is_error) return "tool_error";  // TOOL-14 (0.0.6)
+  if (starts("plugin tool call rejected")) return "rejected";          // RPC-20
+  if (starts("malformed plugin tool call result")) return "malformed_result";  // TOOL-10/12
+  if (starts("plugin tool call timed out")) return "timeout";          // TOOL-16
+  if (call.reason.find("stopped during tool call") != std::string::npos) return "plugin_stopped";
+  return "failed";
+}
+
 }  // namespace
 
 Expected<std::vector<ToolDeclaration>, std::string> Engine::Impl::validateTools(
@@ -247,6 +273,7 @@ Expected<std::string, std::string> Engine::callTool(const std::string& session,
   PluginSlot& p = m.plugins[pi];
   const ToolDeclaration decl = p.decls[it->second.decl];
   call.plugin = p.cfg.name;
+  call.model_turn_seq = m.sessions[session].next_seq - 1;
   // TOOL-21: hidden tools are not offered at all.
   if (!m.pluginToolsVisible(session))
     return fail(CallState::Denied, "tool `" + tool + "` is not enabled (no plugin permission rule)");
@@ -309,6 +336,19 @@ void dispatchToolCall(Engine::Impl& m, ToolCallStatus& call, std::size_t pi) {
                        R"(,"arguments":)" + json::compact(*call.arguments) + R"(,"resource":)" +
                        (call.resource ? quoteJson(*call.resource) : std::string("null")) +
                        R"(,"cancellation_token":)" + quoteJson(id) + "}";
+  // PROTOCOL §5.3: the call starts here (policy, approval and tool_before_call are behind it), so
+  // tool_call_started is appended before the request is written and every started call gets
+  // exactly one tool_call_terminated (finishCall, keyed on frame_sent).
+  {
+    rapidjson::Document ev(rapidjson::kObjectType);
+    auto& a = ev.GetAllocator();
+    ev.AddMember("type", "tool_call_started", a);
+    ev.AddMember("tool_call_id", json::str(id, a), a);
+    ev.AddMember("owner", ownerRef(call, a), a);
+    ev.AddMember("tool", json::str(tool, a), a);
+    ev.AddMember("plugin", json::str(call.plugin, a), a);
+    (void)m.append(call.session_id, ev, "");
+  }
   PendingRequest pr;
   pr.kind = PendingRequest::Kind::ToolCall;
   pr.ref = id;
@@ -352,20 +392,58 @@ void Engine::Impl::finishCall(ToolCallStatus& call, CallState st, std::string re
     }
   }
   if (call.frame_sent) {
-    // The simulated runtime records the termination (terminal class, EVT-13).
+    // The simulated runtime records the termination (terminal class, EVT-13; PROTOCOL §5.3):
+    // tool_call_id, owner, outcome, result (or null), error (or null).
     rapidjson::Document ev(rapidjson::kObjectType);
     auto& a = ev.GetAllocator();
     ev.AddMember("type", "tool_call_terminated", a);
     ev.AddMember("tool_call_id", json::str(call.invocation_id, a), a);
-    rapidjson::Value owner(rapidjson::kObjectType);
-    owner.AddMember("plugin", json::str(call.plugin, a), a);
-    owner.AddMember("tool", json::str(call.tool, a), a);
-    ev.AddMember("owner", owner, a);
+    ev.AddMember("owner", ownerRef(call, a), a);
     ev.AddMember("outcome", json::str(toString(st), a), a);
-    if (call.output) ev.AddMember("result", rapidjson::Value(*call.output, a), a);
-    else ev.AddMember("result", rapidjson::Value(), a);
-    if (st != CallState::Completed) ev.AddMember("error", json::str(call.reason, a), a);
-    else ev.AddMember("error", rapidjson::Value(), a);
+    if (call.output) {
+      // A persisted tool result (the `tool_result` part of §5.3): model-facing content plus the
+      // plugin's own result as metadata. R4 PluginExecutor keeps `{"plugin":{content, is_error}}`
+      // for 0.0.4 (DELTA §3.5); 0.0.6 keeps its members the same way [chosen]. Accepted output of
+      // a call that did not complete stays here too (TOOL-15: retained, flagged incomplete).
+      const json::Value& out = *call.output;
+      const bool single = json::stringMember(out, "kind").value_or("") == "single";
+      rapidjson::Value content(rapidjson::kObjectType);
+      if (single) {
+        content.AddMember("type", "text", a);
+        content.AddMember("text", rapidjson::Value(out["text"], a), a);
+      } else {
+        content.AddMember("type", "json", a);
+        content.AddMember("value", rapidjson::Value(out, a), a);
+      }
+      rapidjson::Value plugin_meta(rapidjson::kObjectType);
+      if (cfg.protocol_version == "0.0.4" && single) {
+        plugin_meta.AddMember("content", rapidjson::Value(out["text"], a), a);
+      } else {
+        plugin_meta.AddMember("output", rapidjson::Value(out, a), a);
+        if (call.display) plugin_meta.AddMember("display", json::str(*call.display, a), a);
+      }
+      plugin_meta.AddMember("is_error", call.is_error, a);
+      rapidjson::Value meta(rapidjson::kObjectType);
+      meta.AddMember("plugin", plugin_meta, a);
+      rapidjson::Value result(rapidjson::kObjectType);
+      result.AddMember("tool_call_id", json::str(call.invocation_id, a), a);
+      result.AddMember("content", content, a);
+      result.AddMember("is_error", call.is_error, a);
+      result.AddMember("incomplete", call.incomplete, a);
+      result.AddMember("metadata", meta, a);
+      ev.AddMember("result", result, a);
+    } else {
+      ev.AddMember("result", rapidjson::Value(), a);
+    }
+    if (st != CallState::Completed) {
+      // A SafeToolError: {code, message}. The UI-only display never enters it (TOOL-13).
+      rapidjson::Value err(rapidjson::kObjectType);
+      err.AddMember("code", rapidjson::StringRef(errorCode(call)), a);
+      err.AddMember("message", json::str(call.reason, a), a);
+      ev.AddMember("error", err, a);
+    } else {
+      ev.AddMember("error", rapidjson::Value(), a);
+    }
     (void)append(call.session_id, ev, "");
   }
   if (tool_done) tool_done(call);

@@ -2,6 +2,8 @@
 // TOOL-03, TOOL-09, TOOL-10, TOOL-14). 0.0.4 takes `{content, is_error}` and rejects the 0.0.6
 // `output` shape; 0.0.6 is the mirror image. Both map an accepted result onto the call the same way
 // (normalized single output, hooks, terminal event); only TOOL-14's is_error outcome differs.
+// The second half checks the tool events of PROTOCOL §5.3 (tool_call_started, tool_call_terminated)
+// in both profiles.
 #include "tests/engine/rig.h"
 
 using namespace enginetest;
@@ -109,4 +111,91 @@ TEST_CASE("TOOL-09 TOOL-10 TOOL-14 0.0.6: the output shape is accepted and the 0
   CHECK(old.state == CallState::Failed);
   CHECK(old.reason.find("malformed plugin tool call result") == 0);
   CHECK(r.status("alpha").state == PluginState::Connected);
+}
+
+// ---- tool events (PROTOCOL §5.3) -------------------------------------------------------------------
+
+namespace {
+
+// The session's records of `type`, parsed.
+std::vector<json::Document> recordsOf(Rig& r, const std::string& session, const std::string& type) {
+  std::vector<json::Document> out;
+  for (auto& e : r.engine->session(session)->log)
+    if (e.type == type) out.push_back(obj(*e.payload));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("TOOL-14 EVT-13 a started call appends tool_call_started, then tool_call_terminated with owner, outcome, result and error", "[engine][tools][evt]") {
+  V006Rig r("[" + tool("echo") + "]");
+  auto s = r.engine->createSession();
+  r.engine->produceEvent(s, RecordClass::Ordinary);  // the turn that asks for the tool: seq 1
+  auto id = *r.engine->callTool(s, "echo", obj("{}"));
+  auto started = recordsOf(r, s, "tool_call_started");
+  REQUIRE(started.size() == 1);
+  CHECK(str(started[0], "tool_call_id") == id);
+  CHECK(started[0]["owner"]["model_turn_seq"].GetUint64() == 1);
+  CHECK(str(started[0], "tool") == "echo");
+  CHECK(recordsOf(r, s, "tool_call_terminated").empty());
+  r.send("alpha", R"({"jsonrpc":"2.0","id":2,"result":{"output":{"kind":"single","text":"hi"},"display":"UI","is_error":true}})");
+  auto term = recordsOf(r, s, "tool_call_terminated");
+  REQUIRE(term.size() == 1);
+  const json::Value& t = term[0];
+  CHECK(str(t, "tool_call_id") == id);
+  CHECK(json::compact(t["owner"]) == json::compact(started[0]["owner"]));
+  CHECK(str(t, "outcome") == "failed");  // TOOL-14 (0.0.6)
+  CHECK(str(t["result"], "content", "type") == "text");
+  CHECK(str(t["result"], "content", "text") == "hi");
+  CHECK(t["result"]["is_error"].GetBool());
+  CHECK(str(t["result"]["metadata"]["plugin"], "display") == "UI");
+  CHECK(str(t, "error", "code") == "tool_error");
+  CHECK(str(t, "error", "message").find("UI") == std::string::npos);  // TOOL-13: display stays UI-only
+}
+
+TEST_CASE("TOOL-16 RPC-20 TOOL-10 failed calls terminate with a null result and an {code, message} error", "[engine][tools][evt]") {
+  V006Rig r("[" + tool("echo") + "]");
+  auto s = r.engine->createSession();
+  auto rejected = *r.engine->callTool(s, "echo", obj("{}"));
+  r.send("alpha", R"({"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"boom"}})");
+  auto bad = *r.engine->callTool(s, "echo", obj("{}"));
+  r.send("alpha", R"({"jsonrpc":"2.0","id":3,"result":{"content":"x","is_error":false}})");
+  auto slow = *r.engine->callTool(s, "echo", obj("{}"));
+  r.advance(std::chrono::milliseconds(r.cfg.plugins[0].tool_timeout_ms));
+  auto term = recordsOf(r, s, "tool_call_terminated");
+  REQUIRE(term.size() == 3);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {rejected, "rejected"}, {bad, "malformed_result"}, {slow, "timeout"}};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO(want[i].second);
+    CHECK(str(term[i], "tool_call_id") == want[i].first);
+    CHECK(str(term[i], "outcome") == "failed");
+    CHECK(term[i]["result"].IsNull());
+    CHECK(str(term[i], "error", "code") == want[i].second);
+    CHECK(str(term[i], "error", "message") == r.engine->toolCall(want[i].first)->reason);
+  }
+}
+
+TEST_CASE("TOOL-09 TOOL-14 0.0.4: the terminal record keeps content as the result and {plugin:{content, is_error}} as metadata", "[engine][tools][evt][v004]") {
+  V004Rig r("[" + tool("echo") + "]");
+  auto s = r.engine->createSession();
+  auto id = *r.engine->callTool(s, "echo", obj("{}"));
+  r.send("alpha", R"({"jsonrpc":"2.0","id":2,"result":{"content":"it broke","is_error":true}})");
+  auto term = recordsOf(r, s, "tool_call_terminated");
+  REQUIRE(term.size() == 1);
+  CHECK(str(term[0], "tool_call_id") == id);
+  CHECK(str(term[0], "outcome") == "completed");
+  CHECK(term[0]["error"].IsNull());
+  CHECK(str(term[0]["result"], "content", "text") == "it broke");
+  CHECK(json::compact(term[0]["result"]["metadata"]) == R"({"plugin":{"content":"it broke","is_error":true}})");
+}
+
+TEST_CASE("TOOL-22 a denied call never started: no tool event at all", "[engine][tools][evt]") {
+  V006Rig r("[" + tool("echo") + "]");
+  auto s = r.engine->createSession();
+  r.engine->setSessionPermissions(s, {{"plugin", "echo secret/*", Decision::Deny}});
+  auto id = *r.engine->callTool(s, "echo", obj(R"({"path":"secret/x"})"));
+  REQUIRE(r.engine->toolCall(id)->state == CallState::Denied);
+  CHECK(recordsOf(r, s, "tool_call_started").empty());
+  CHECK(recordsOf(r, s, "tool_call_terminated").empty());
 }
