@@ -519,7 +519,9 @@ TEST_CASE("HOOK-48 message_end gets the assembled turn before commit; a valid sw
     CHECK(deltas == 2);  // the emitted deltas stay as stream records
   }
   SECTION("an invalid turn is skipped") {
-    r.reply("alpha", R"({"action":"replace","content":[{"type":"text","text":"x"}]})");  // metadata missing
+    // Well-formed result (the decoder accepts it), but not a valid turn: HOOK-48 skips it. A part
+    // that misses a member is a malformed result instead, and fails open (HOOK-13).
+    r.reply("alpha", R"({"action":"replace","content":[]})");
     r.reply("beta", R"({"action":"keep"})");
     CHECK(r.status("alpha").diagnostics["invalid_modification"] == 1);
     CHECK(r.record(run).final_text == "Hello");
