@@ -74,18 +74,7 @@ std::string toolCallJson(const ToolCallStatus& c) {
 
 Driver::Driver(Engine& engine, clock::VirtualClock* vclock, std::function<void(std::string)> send)
     : engine_(engine), vclock_(vclock), send_(std::move(send)) {
-  if (engine_.config().producer_handler) {
-    std::optional<Journal> journal;
-    if (engine_.config().journal_dir) {
-      auto j = Journal::open(*engine_.config().journal_dir);
-      if (j) journal.emplace(std::move(*j));
-      else {
-        startup_error_ = j.error();
-        std::fprintf(stderr, "conform-engine: journal: %s\n", startup_error_.c_str());
-      }
-    }
-    if (startup_error_.empty()) producers_ = std::make_unique<ProducerService>(engine_, std::move(journal));
-  }
+  openProducers();
   runtime_ = std::make_unique<Runtime>(engine_);  // engine4: installs the tool hook gate
   engine_.setToolCallDone([this](const ToolCallStatus& c) {
     auto it = waiting_calls_.find(c.invocation_id);
@@ -103,6 +92,42 @@ Driver::Driver(Engine& engine, clock::VirtualClock* vclock, std::function<void(s
   });
 }
 
+void Driver::openProducers() {
+  if (!engine_.config().producer_handler) return;
+  std::optional<Journal> journal;
+  if (engine_.config().journal_dir) {
+    auto j = Journal::open(*engine_.config().journal_dir);
+    if (j) journal.emplace(std::move(*j));
+    else {
+      startup_error_ = j.error();
+      std::fprintf(stderr, "conform-engine: journal: %s\n", startup_error_.c_str());
+    }
+  }
+  if (startup_error_.empty()) producers_ = std::make_unique<ProducerService>(engine_, std::move(journal));
+}
+
+void Driver::finishRestart() {
+  std::string id = std::move(waiting_restart_);
+  waiting_restart_.clear();
+  // Everything the producer service holds in memory goes, as in a crash: only the journal
+  // survives (accepted messages and their idempotency records, PROD-17/18/20), and registrations
+  // bound to the old epochs are gone with them (PROD-04). The old service is destroyed first so
+  // its journal segment is closed before the directory is opened again.
+  producers_.reset();
+  startup_error_.clear();
+  openProducers();
+  if (!startup_error_.empty()) {
+    // The plugins stay down: without the journal no producer promise could be kept.
+    engine_.shutdown();
+    return error(id, kActionFailed, "journal: " + startup_error_);
+  }
+  engine_.finishRestart();
+  std::string out = R"({"plugins":[)";
+  auto all = engine_.statuses();
+  for (std::size_t i = 0; i < all.size(); ++i) out += (i ? "," : "") + statusJson(all[i]);
+  reply(id, out + "]}");
+}
+
 void Driver::reply(const std::string& id, const std::string& result) {
   send_(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":)" + result + "}");
 }
@@ -113,6 +138,14 @@ void Driver::error(const std::string& id, int code, const std::string& message) 
 }
 
 void Driver::poll() {
+  if (!waiting_restart_.empty()) {
+    if (engine_.restartReady()) finishRestart();
+    else if (!engine_.restarting()) {  // engine.shutdown (or driver EOF) overtook the restart
+      std::string id = std::move(waiting_restart_);
+      waiting_restart_.clear();
+      error(id, kActionFailed, "engine restart superseded by engine shutdown");
+    }
+  }
   if (!waiting_shutdown_.empty() && engine_.shutdownComplete()) {
     std::string id = std::move(waiting_shutdown_);
     waiting_shutdown_.clear();
@@ -369,6 +402,13 @@ void Driver::onFrame(std::string_view frame) {
       first = false;
     }
     return reply(id, out + "]}");
+  }
+  if (m == "engine.restart") {
+    if (!waiting_restart_.empty() || engine_.shuttingDown())
+      return error(id, kActionFailed, "the engine is already restarting or shutting down");
+    waiting_restart_ = id;
+    engine_.beginRestart();
+    return poll();  // no plugin running: the restart completes at once
   }
   if (m == "engine.shutdown") {
     engine_.shutdown();

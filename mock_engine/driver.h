@@ -43,6 +43,10 @@ class Driver {
   std::map<std::string, std::string> waiting_calls_;          // invocation id -> request id
   std::map<std::uint64_t, std::string> waiting_pings_;        // ping handle -> request id
   std::string waiting_shutdown_;                               // request id ("" = none)
+  std::string waiting_restart_;                                // request id ("" = none)
+  void finishRestart();
+  // (Re)creates the producer service; with journal_dir it (re)opens and replays the journal.
+  void openProducers();
   bool quit_ = false;
   // Issue 5: producer messaging and recovery (installed when config.producer_handler is true;
   // with config.journal_dir it replays the journal first).

@@ -90,7 +90,27 @@ Engine::~Engine() = default;
 
 const EngineConfig& Engine::config() const { return impl_->cfg; }
 clock::Clock& Engine::clock() { return impl_->clk; }
-bool Engine::shuttingDown() const { return impl_->shutting_down; }
+bool Engine::shuttingDown() const { return impl_->shutting_down && !impl_->restarting; }
+
+void Engine::beginRestart() {
+  if (impl_->shutting_down) return;  // already stopping (a shutdown wins over a restart)
+  impl_->restarting = true;
+  shutdown();
+}
+
+bool Engine::restarting() const { return impl_->restarting; }
+
+bool Engine::restartReady() const { return impl_->restarting && shutdownComplete(); }
+
+void Engine::finishRestart() {
+  Impl& m = *impl_;
+  if (!restartReady()) return;
+  m.restarting = false;
+  m.shutting_down = false;
+  // LIFE-05: eagerly, in registration order, like start(); spawnPlugin() allocates a new ConnId.
+  for (std::size_t i = 0; i < m.plugins.size(); ++i)
+    if (m.plugins[i].cfg.enabled) m.spawnPlugin(i);
+}
 clock::TimePoint Engine::nextDeadline() const { return impl_->timers.nextDue(); }
 void Engine::setObserver(Observer* o) { impl_->observer = o; }
 void Engine::setToolCallDone(std::function<void(const ToolCallStatus&)> fn) { impl_->tool_done = std::move(fn); }
@@ -241,7 +261,10 @@ void Engine::onStderr(ConnId id, std::string_view line) {
 
 void Engine::shutdown() {
   Impl& m = *impl_;
-  if (m.shutting_down) return;
+  if (m.shutting_down) {
+    m.restarting = false;  // engine.shutdown during engine.restart: stay down
+    return;
+  }
   m.shutting_down = true;
   // QUOTA-15: drain diagnostics first (synchronous in the simulated runtime, so far below 5 s).
   m.flushDiagnostics();

@@ -183,6 +183,16 @@ class Engine {
   // kill, reap. Bounded even while handshakes are pending (SHUT-04).
   void shutdown();
   bool shuttingDown() const;
+  // Engine restart (driver `engine.restart`, docs/driver-protocol.md): beginRestart() runs the SHUT
+  // sequence for every plugin exactly as shutdown() does, but the engine itself keeps running, so
+  // shuttingDown() stays false (the IO loop must not exit). restartReady() turns true once every
+  // plugin is terminal and reaped; finishRestart() then starts every enabled plugin again on new
+  // connections, so each gets a fresh epoch (PROD-04) and a new handshake. Sessions stay. A
+  // shutdown() during a restart turns it into a plain shutdown (restarting() becomes false).
+  void beginRestart();
+  bool restarting() const;
+  bool restartReady() const;
+  void finishRestart();
   // True once every plugin reached a terminal state and its process is reaped (or reaping timed
   // out after 5 s).
   bool shutdownComplete() const;

@@ -68,6 +68,7 @@ struct Engine::Impl {
   clock::TimerQueue timers;
   Observer* observer = nullptr;
   bool shutting_down = false;
+  bool restarting = false;  // shutting_down is set too, for the plugins only (Engine::beginRestart)
   bool started = false;
 
   std::vector<PluginSlot> plugins;
