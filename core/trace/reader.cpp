@@ -10,7 +10,9 @@
 //   * a frame's exact bytes are a slice of the original line (the frame is the last member), so
 //     nothing is re-serialised and duplicates, spellings and whitespace survive;
 //   * every malformed line becomes a TraceError naming its line number; the reader then moves on.
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <istream>
 
@@ -29,8 +31,40 @@ constexpr std::size_t kReadChunk = 1u << 20;
 // The Document's first pool block lives inside the reader, so ordinary lines never call malloc.
 constexpr std::size_t kPoolBytes = 64u * 1024u;
 
-using LineDoc = rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>,
-                                           rapidjson::MemoryPoolAllocator<>>;
+// The allocator of the Document's parse stack. Why not a MemoryPoolAllocator (as before): after
+// every parse the Document releases its stack (ClearStack → ShrinkToFit → Free) and allocates a new
+// one on the next parse, and a pool never frees, so the pool grew by a stack per line — memory
+// proportional to trace length (≥ 1 KiB a line: 200 MB for 200,000 short lines, see
+// tests/rules/lint_perf_test.cpp) and page faults that slowed long traces down. This allocator
+// keeps ONE buffer for the reader's life: the stack is the only
+// allocation ever live in it (a Document has one stack), so Malloc/Realloc hand back that buffer,
+// grown when needed, and Free is a no-op (rapidjson calls it statically).
+class StackArena {
+ public:
+  StackArena() = default;
+  StackArena(const StackArena&) = delete;
+  StackArena& operator=(const StackArena&) = delete;
+  ~StackArena() { std::free(buf_); }
+
+  void* Malloc(std::size_t size) { return size ? Realloc(nullptr, 0, size) : nullptr; }
+  void* Realloc(void* original, std::size_t original_size, std::size_t new_size) {
+    if (new_size <= cap_) return buf_;  // original is buf_ (or null): its bytes are in place
+    void* grown = std::malloc(new_size);
+    if (!grown) return nullptr;  // out of memory: as with rapidjson's own allocators
+    if (original && original_size) std::memcpy(grown, original, std::min(original_size, cap_));
+    std::free(buf_);
+    buf_ = grown;
+    cap_ = new_size;
+    return buf_;
+  }
+  static void Free(void*) {}
+
+ private:
+  void* buf_ = nullptr;
+  std::size_t cap_ = 0;
+};
+
+using LineDoc = rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, StackArena>;
 
 bool isWs(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -124,8 +158,8 @@ struct TraceReader::Impl {
   std::string work;  // the in-situ copy of the current line (RapidJSON writes into it)
   alignas(8) char pool_buf[kPoolBytes];
   rapidjson::MemoryPoolAllocator<> pool{pool_buf, sizeof pool_buf};
-  rapidjson::MemoryPoolAllocator<> stack_pool;
-  LineDoc doc{&pool, 1024, &stack_pool};
+  StackArena stack_arena;
+  LineDoc doc{&pool, 1024, &stack_arena};
   rapidjson::Reader reader;
   detail::HardenedSax<LineDoc> sax{doc, kMaxLineDepth, true};
   std::vector<detail::HardenedSax<LineDoc>::Dup> raw_dups;

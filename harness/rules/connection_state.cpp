@@ -104,8 +104,7 @@ void ConnectionState::resolve(Observation& o) {
   auto& pending = pending_[table];
   auto it = pending.find(o.msg.id);
   if (it != pending.end()) {
-    scratch_ = it->second;
-    o.request = &scratch_;
+    o.request = &it->second;  // stays valid until commit() erases it, after every monitor ran
     o.match = Match::Matched;
     return;
   }
@@ -122,8 +121,7 @@ void ConnectionState::resolve(Observation& o) {
   if (alt) {
     auto a = pending.find(*alt);
     if (a != pending.end()) {
-      scratch_ = a->second;
-      o.request = &scratch_;
+      o.request = &a->second;
       o.match = Match::WrongIdType;
       return;
     }

@@ -209,7 +209,7 @@ class DeliveryMonitor : public Monitor {
   void hookAnswer(const Observation& o, const ConnectionState& s, FindingSink& out) {
     std::string_view hook = o.answeredMethod().substr(kInterceptPrefix.size());
     int i = hookIndex(hook);
-    std::vector<Evidence> ev{{o.request->line, "hook call"}, o.evidence()};
+    const RequestEvidence ev(o.request->line, "hook call", o);
     if (i < 0 || !(s.handshake().intercept & (1u << i))) {
       // The engine broke HOOK-01/03 first; the SDK must still answer "not registered".
       if (!(o.msg.kind == wire::MessageKind::Error && o.msg.error.code == wire::kMethodNotFound))
@@ -276,7 +276,7 @@ class DeliveryMonitor : public Monitor {
   void toolResult(const Observation& o, const ConnectionState& s, FindingSink& out) {
     const DeclaredTool* t = s.findTool(o.request->tool);
     const json::Value* r = o.msg.result;
-    std::vector<Evidence> ev{{o.request->line, "plugin/tools/call"}, o.evidence()};
+    const RequestEvidence ev(o.request->line, "plugin/tools/call", o);
     if (s.effectiveProfile().id() == protocol::Profile::Id::V006 && member(r, "content") && !member(r, "output")) {
       out.report("TOOL-10", reports::kBindsPlugin, "the tool result uses the 0.0.4 member `content`",
                  "`output`, `display`, `is_error`", "`content`", ev);

@@ -21,6 +21,9 @@
 // only bounds: it lies between the emit's line and its result's line. The tracker keeps, per
 // session, the interval in which the current window may have started and a LOWER bound of what it
 // has admitted; only "published although the lower bound is already at the limit" is a FAIL.
+#include <algorithm>
+#include <functional>
+
 #include <fmt/format.h>
 
 #include <rapidjson/writer.h>
@@ -40,6 +43,47 @@ constexpr std::int64_t kGrantUs = static_cast<std::int64_t>(protocol::limits::kN
 constexpr std::int64_t kToleranceUs = 250 * kUs;
 // Live grants remembered. Past the cap unknown tokens are no longer judged (silence, not a guess).
 constexpr std::size_t kMaxGrants = 65'536;
+
+// Tokens the grant table has forgotten (pruned), as a fixed-size Bloom filter: 2 MiB, 4 probes.
+// Why: a forgotten token may have been spent, and "once spent, a token stays spent" (§11.3) — an
+// emit or a re-delivery of such a token must not be judged as if it were unknown (EMIT-04) or fresh.
+// The filter never forgets (no false negatives), so a token that misses it is certainly not
+// forgotten and is judged exactly as before; a hit (true or false positive) only makes the monitor
+// silent about that token. Memory stays constant however long the trace; with 300,000 forgotten
+// tokens (a 1,000,000-message trace of bench/lint) a fresh token is wrongly silenced with
+// probability ~2e-5 (~2e-3 at 1,000,000 forgotten), and the filter degrades towards silence, never
+// towards a wrong finding.
+class ForgottenTokens {
+ public:
+  void add(std::string_view token) {
+    if (bits_.empty()) bits_.assign(kBits / 64, 0);  // allocated only once a prune forgets something
+    probe(token, [&](std::size_t b) {
+      bits_[b / 64] |= std::uint64_t{1} << (b % 64);
+      return true;
+    });
+  }
+  bool mayContain(std::string_view token) const {
+    if (bits_.empty()) return false;
+    return probe(token, [&](std::size_t b) { return (bits_[b / 64] >> (b % 64) & 1u) != 0; });
+  }
+
+ private:
+  static constexpr std::size_t kBits = std::size_t{1} << 24;
+  std::vector<std::uint64_t> bits_;
+
+  // Double hashing: probe i is h1 + i * h2 (h2 odd, so the probes differ). Stops at the first probe
+  // for which f returns false (a lookup is decided by its first clear bit).
+  template <class F>
+  static bool probe(std::string_view token, F&& f) {
+    std::uint64_t h1 = std::hash<std::string_view>{}(token);
+    std::uint64_t h2 = h1 * 0x9E3779B97F4A7C15ull;
+    h2 ^= h2 >> 29;
+    h2 |= 1;
+    for (std::uint64_t i = 0; i < 4; ++i)
+      if (!f(static_cast<std::size_t>((h1 + i * h2) & (kBits - 1)))) return false;
+    return true;
+  }
+};
 constexpr std::size_t kMaxPendingEmits = 4'096;  // emits awaiting their result (EMIT-02)
 constexpr std::size_t kMaxQuotaSessions = 65'536;
 
@@ -99,6 +143,10 @@ struct Grant {
   bool spent = false;
   bool spent_published = true;  // the spending emit was published (EMIT-06) or not (EMIT-07)
   std::uint64_t spent_line = 0;
+  std::int64_t spent_t_us = 0;
+  // Delivered again after the table forgot it (ForgottenTokens): it may have been spent before, so
+  // nothing about its use is certain.
+  bool uncertain = false;
 };
 
 struct PendingEmit {
@@ -135,6 +183,7 @@ class EmitMonitor : public Monitor {
   std::unordered_map<std::string, Grant> grants_;
   std::string key_;  // reused lookup key: deliveries of known tokens allocate nothing
   bool grants_full_ = false;
+  ForgottenTokens forgotten_;
   std::deque<PendingEmit> pending_;
   bool pending_overflow_ = false;
   std::unordered_map<std::string, std::pair<Window, Window>> quota_;  // session → (second, minute)
@@ -153,6 +202,7 @@ class EmitMonitor : public Monitor {
         }
       }
       it = grants_.emplace(key_, Grant{}).first;
+      it->second.uncertain = forgotten_.mayContain(key_);
     } else if (it->second.spent) {
       return;  // once spent, a token stays spent (§11.3)
     }
@@ -166,17 +216,38 @@ class EmitMonitor : public Monitor {
     g.ended = false;
   }
 
-  // Expired notification grants and ended request grants that were never used can go: an emit
-  // with them must be rejected, and if forgotten we just stop judging it (grants_full_ stays false
-  // because forgetting is only of tokens whose every later use is already a rejection... which we
-  // would then treat as unknown — also a rejection). Spent tokens are kept: EMIT-06 needs them.
+  // Runs when the table is full (kMaxGrants), so traces below that size keep every grant. First the
+  // dead grants that were never used go: expired notification grants and ended request grants.
+  // Then, if the table is still more than half full, the OLDEST spent tokens go (spent more than
+  // twice the grant lifetime ago: their emit_result has long arrived) until it is half full — the
+  // most recent ≥ 32,768 spent tokens stay exact for EMIT-06/07. Before, spent tokens were never
+  // forgotten: on a long trace the table filled up for good, every later token went unjudged and
+  // every delivery re-scanned the full table. Halving makes the next prune ≥ 32,768 deliveries away
+  // (O(1) amortized). Every later use of a forgotten token is a rejection; forgotten_ remembers them
+  // so such a use — or a re-delivery — is left unjudged instead of being mistaken for an unknown
+  // (EMIT-04) or fresh token.
   void prune(std::int64_t now) {
+    auto forget = [&](auto it) {
+      forgotten_.add(it->first);
+      return grants_.erase(it);
+    };
     for (auto it = grants_.begin(); it != grants_.end();) {
       const Grant& g = it->second;
-      bool dead = !g.spent && ((g.request && g.ended) ||
-                               (!g.request && now - g.t_us > 2 * kGrantUs));
-      it = dead ? grants_.erase(it) : std::next(it);
+      bool dead = !g.spent && ((g.request && g.ended) || (!g.request && now - g.t_us > 2 * kGrantUs));
+      it = dead ? forget(it) : std::next(it);
     }
+    constexpr std::size_t kKeep = kMaxGrants / 2;
+    if (grants_.size() <= kKeep) return;
+    auto old_spent = [&](const Grant& g) { return g.spent && now - g.spent_t_us > 2 * kGrantUs; };
+    std::vector<std::int64_t> times;
+    for (const auto& [token, g] : grants_)
+      if (old_spent(g)) times.push_back(g.spent_t_us);
+    if (times.empty()) return;
+    const std::size_t n = std::min(grants_.size() - kKeep, times.size());
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(n - 1), times.end());
+    const std::int64_t cutoff = times[n - 1];
+    for (auto it = grants_.begin(); it != grants_.end();)
+      it = old_spent(it->second) && it->second.spent_t_us <= cutoff ? forget(it) : std::next(it);
   }
 
   void requestEnded(const Observation& o) {
@@ -230,14 +301,16 @@ class EmitMonitor : public Monitor {
   void judgeToken(PendingEmit& e, const Observation& o) {
     auto it = grants_.find(e.token);
     if (it == grants_.end()) {
-      if (grants_full_) return;
+      if (grants_full_ || forgotten_.mayContain(e.token)) return;
       e.expect = Expect::Context;
       e.rule = "EMIT-04";
       e.why = "the context_id was never delivered to this plugin";
       return;
     }
     Grant& g = it->second;
-    if (g.spent) {
+    if (g.uncertain) {
+      // Maybe spent before it was forgotten, maybe fresh: judge nothing, but this use spends it.
+    } else if (g.spent) {
       e.expect = Expect::Context;
       e.rule = g.spent_published ? "EMIT-06" : "EMIT-07";
       e.why = fmt::format("the token was already used at line {}", g.spent_line);
@@ -262,6 +335,7 @@ class EmitMonitor : public Monitor {
     if (!g.spent) {
       g.spent = true;
       g.spent_line = e.line;
+      g.spent_t_us = e.t_us;
       g.spent_published = true;
     }
   }
@@ -295,7 +369,7 @@ class EmitMonitor : public Monitor {
     }
     PendingEmit e = std::move(pending_.front());
     pending_.pop_front();
-    std::vector<Evidence> ev{{e.line, "plugin/emit"}, o.evidence()};
+    const RequestEvidence ev(e.line, "plugin/emit", o);
     if (name != e.name) {
       out.report("EMIT-02", reports::kBindsEngine,
                  "emit results are missing, extra or out of order (the name does not echo the next emit)",
@@ -359,7 +433,7 @@ class EmitMonitor : public Monitor {
 
   // QUOTA-05/06 with the engine's check time c ∈ [emit t, result t] (see file comment).
   void quota(const PendingEmit& e, const Observation& o, bool published, std::string_view bus,
-             FindingSink& out, const std::vector<Evidence>& ev) {
+             FindingSink& out, const RequestEvidence& ev) {
     auto it = quota_.find(e.session);
     if (it == quota_.end()) {
       if (quota_.size() >= kMaxQuotaSessions) return;

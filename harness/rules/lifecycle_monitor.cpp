@@ -217,7 +217,7 @@ class LifecycleMonitor : public Monitor {
     const Handshake& hs = s.handshake();
     bool success = o.msg.kind == wire::MessageKind::Success;
     std::int32_t code = success ? 0 : o.msg.error.code;
-    std::vector<Evidence> ev{{o.request->line, "recovery/complete"}, o.evidence()};
+    const RequestEvidence ev(o.request->line, "recovery/complete", o);
     if (hs.ok && !hs.producerEnabled()) {
       if (code != wire::kProducerUnavailable)
         out.report("RECOV-17", reports::kBindsEngine, "completion on a connection that is not producer-enabled",

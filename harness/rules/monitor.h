@@ -110,6 +110,24 @@ struct Observation {
   Evidence evidence() const;               // this line with its (shortened) frame text
 };
 
+// Evidence of a response judged against its request: the request line with a label, then the
+// response frame. Built only when a finding is reported (the conversion below): shortening a frame
+// for evidence costs more than judging it, and nearly every judged response yields no finding.
+class RequestEvidence {
+ public:
+  RequestEvidence(std::uint64_t request_line, std::string_view label, const Observation& o)
+      : line_(request_line), label_(label), o_(&o) {}
+  Evidence first() const { return Evidence{line_, std::string(label_)}; }
+  Evidence second() const { return o_->evidence(); }
+  std::uint64_t responseLine() const { return o_->line(); }
+  operator std::vector<Evidence>() const { return {first(), second()}; }  // NOLINT: meant implicit
+
+ private:
+  std::uint64_t line_;
+  std::string_view label_;  // must outlive this object (a literal or the caller's string)
+  const Observation* o_;
+};
+
 // What the handshake established. Everything false/empty until the initialize result is accepted.
 struct Handshake {
   std::uint64_t request_line = 0;   // plugin/initialize request (0: not seen)
@@ -184,7 +202,6 @@ class ConnectionState {
   bool overflow_[2] = {false, false};
   std::uint64_t shutdown_line_ = 0, stdin_eof_line_ = 0, fatal_p2e_ = 0, fatal_e2p_ = 0;
   std::uint64_t e2p_after_hs_ = 0;
-  RequestInfo scratch_;  // the request a response answered, kept alive during the feed
 };
 
 // Collects findings with a per-rule cap.

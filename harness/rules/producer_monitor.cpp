@@ -113,7 +113,7 @@ class ProducerMonitor : public Monitor {
     const Handshake& hs = s.handshake();
     bool success = o.msg.kind == wire::MessageKind::Success;
     std::int32_t code = success ? 0 : o.msg.error.code;
-    std::vector<Evidence> ev{{o.request->line, f.method}, o.evidence()};
+    const RequestEvidence ev(o.request->line, f.method, o);
     if (s.effectiveProfile().id() != protocol::Profile::Id::V006) return;  // RPC-13 covers 0.0.4
     if (!success && code != wire::kInvalidParams &&
         (code < wire::kProducerCodeFirst || code > wire::kProducerCodeLast))
@@ -138,7 +138,7 @@ class ProducerMonitor : public Monitor {
     else if (f.method == m::kProducerDiscard) discarded(f, success, code, ev, out);
   }
 
-  void registered(const Observation& o, const Inflight& f, bool success, const std::vector<Evidence>& ev,
+  void registered(const Observation& o, const Inflight& f, bool success, const RequestEvidence& ev,
                   FindingSink& out) {
     if (!success) return;
     std::string id(str(member(o.msg.result, "producer_id")));
@@ -157,7 +157,7 @@ class ProducerMonitor : public Monitor {
     producers_.emplace(std::move(id), Registration{f.session, true, o.request->line, discards_});
   }
 
-  void unregistered(const Inflight& f, bool success, std::int32_t code, const std::vector<Evidence>& ev,
+  void unregistered(const Inflight& f, bool success, std::int32_t code, const RequestEvidence& ev,
                     FindingSink& out) {
     auto p = producers_.find(f.producer);
     if (p == producers_.end()) {
@@ -183,7 +183,7 @@ class ProducerMonitor : public Monitor {
   }
 
   void sent(const Observation& o, const Inflight& f, bool success, std::int32_t code,
-            const std::vector<Evidence>& ev, FindingSink& out) {
+            const RequestEvidence& ev, FindingSink& out) {
     auto p = producers_.find(f.producer);
     const Registration* reg = p == producers_.end() ? nullptr : &p->second;
     std::string k = f.session + '\x1f' + f.key;
@@ -198,12 +198,12 @@ class ProducerMonitor : public Monitor {
           out.report("PROD-26", reports::kBindsEngine,
                      "a send on a live registration was rejected as invalid after a discard",
                      "discard addresses a receipt and unregisters nothing", "error -32043",
-                     {{reg->line, "register"}, ev[0], ev[1]});
+                     {{reg->line, "register"}, ev.first(), ev.second()});
         else
           out.report("PROD-42", reports::kBindsEngine,
                      "a send on a live registration of this connection was rejected as invalid",
                      "-32043 only for unknown, closed, foreign or session-mismatched registrations",
-                     "error -32043", {{reg->line, "register"}, ev[0], ev[1]});
+                     "error -32043", {{reg->line, "register"}, ev.first(), ev.second()});
       }
       return;
     }
@@ -216,7 +216,7 @@ class ProducerMonitor : public Monitor {
     else if (reg && reg->session != f.session)
       out.report("PROD-16", reports::kBindsEngine, "a send for another session than the registration's succeeded",
                  fmt::format("error -32043 (registered for session {})", reg->session),
-                 fmt::format("success for session {}", f.session), {{reg->line, "register"}, ev[0], ev[1]});
+                 fmt::format("success for session {}", f.session), {{reg->line, "register"}, ev.first(), ev.second()});
     std::string mid(str(member(o.msg.result, "message_id")));
     if (kit == keys_.end()) {
       if (keys_.size() < kMaxKeys) keys_.emplace(std::move(k), std::make_pair(f.body_sig, mid));
@@ -231,7 +231,7 @@ class ProducerMonitor : public Monitor {
       messages_.try_emplace(std::move(mid), Receipt{f.session, false, o.line()});
   }
 
-  void discarded(const Inflight& f, bool success, std::int32_t code, const std::vector<Evidence>& ev,
+  void discarded(const Inflight& f, bool success, std::int32_t code, const RequestEvidence& ev,
                  FindingSink& out) {
     if (code == wire::kRegistrationInvalid)
       out.report("PROD-27", reports::kBindsEngine, "a discard was rejected as \"registration invalid\"",
@@ -248,10 +248,10 @@ class ProducerMonitor : public Monitor {
       if (rc.session != f.session)
         out.report("PROD-28", reports::kBindsEngine, "a receipt was discarded through another session",
                    fmt::format("error -32046 (the message was sent to session {})", rc.session),
-                   fmt::format("success for session {}", f.session), {{rc.line, "send result"}, ev[0], ev[1]});
+                   fmt::format("success for session {}", f.session), {{rc.line, "send result"}, ev.first(), ev.second()});
       else if (!rc.discarded) {
         rc.discarded = true;
-        rc.line = ev[1].line;
+        rc.line = ev.responseLine();
       }
       return;
     }
@@ -260,7 +260,7 @@ class ProducerMonitor : public Monitor {
         (code == wire::kMessageNotDiscardable || code == wire::kMessageClaimed))
       out.report("PROD-31", reports::kBindsEngine, "discarding an already discarded message was rejected",
                  "{} again (discard is idempotent for the owner)", fmt::format("error {}", code),
-                 {{rc.line, "first discard"}, ev[0], ev[1]});
+                 {{rc.line, "first discard"}, ev.first(), ev.second()});
   }
 };
 
