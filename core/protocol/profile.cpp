@@ -78,6 +78,7 @@ class FastSchema {
     root_ = compile(doc);
     doc_ = nullptr;  // the caller frees the document after compilation
     defs_by_name_.clear();
+    skipWrappers();
   }
   Verdict check(const json::Value& v) const { return eval(root_, v); }
 
@@ -254,6 +255,37 @@ class FastSchema {
     int n = add();
     nodes_[static_cast<std::size_t>(n)] = std::move(node);
     return n;
+  }
+
+  // A `$ref` compiles to a node whose only keyword is allOf:[target] (and SessionId → Uuid is such
+  // a chain). References to such wrappers are pointed at their target: same verdicts, one node
+  // visit instead of three for a session_id.
+  bool isWrapper(const Node& n) const {
+    return !n.unsure && !n.never && !n.types && n.props.empty() && !n.required_mask && n.required_other.empty() &&
+           n.additional == -1 && !n.has_enum && !n.minimum && !n.min_length && !n.max_length &&
+           n.fmt == Node::Fmt::None && n.items < 0 && n.not_ < 0 && n.any_of.empty() && n.one_of.empty() &&
+           n.all_of.size() == 1;
+  }
+  int target(int i) const {
+    // Bounded: a cycle of wrappers ($defs A = {$ref B}, B = {$ref A}) stops after nodes_.size() steps.
+    for (std::size_t steps = 0; i >= 0 && steps < nodes_.size() && isWrapper(nodes_[static_cast<std::size_t>(i)]); ++steps)
+      i = nodes_[static_cast<std::size_t>(i)].all_of[0];
+    return i;
+  }
+  void skipWrappers() {
+    auto fix = [&](int& ref) {
+      if (ref >= 0) ref = target(ref);
+    };
+    for (Node& n : nodes_) {
+      for (Prop& p : n.props) fix(p.node);
+      fix(n.additional);
+      fix(n.items);
+      fix(n.not_);
+      for (int& r : n.all_of) fix(r);
+      for (int& r : n.any_of) fix(r);
+      for (int& r : n.one_of) fix(r);
+    }
+    fix(root_);
   }
 
   static Verdict both(Verdict a, Verdict b) {
