@@ -6,7 +6,9 @@
 // noisy shared VM (DEPENDENCIES.md: JSON figures ±30 %); the absolute one says whether lint keeps
 // up with a busy plugin's recorded day.
 //
-//   bench_lint [MESSAGES=1000000] [PATH=/tmp/conform-bench-lint.ndjson]
+//   bench_lint [MESSAGES=1000000] [PATH=/tmp/conform-bench-lint.ndjson] [--lint-only]
+//
+// --lint-only runs lint alone (no baseline passes), for profiling it with perf or callgrind.
 //
 // The trace is a realistic steady state after a real handshake (the monitors' clean fixture): events,
 // emits, emit_results, tool calls and results, bus events and pings, with timestamps spaced so no
@@ -153,6 +155,7 @@ bool resetPeakRss() {
 int main(int argc, char** argv) {
   const std::uint64_t messages = argc > 1 ? std::stoull(argv[1]) : 1'000'000;
   const std::string path = argc > 2 ? argv[2] : "/tmp/conform-bench-lint.ndjson";
+  const bool lint_only = argc > 3 && std::string(argv[3]) == "--lint-only";
 
   auto t0 = Clock::now();
   GenStats st = generate(path, messages);
@@ -166,7 +169,7 @@ int main(int argc, char** argv) {
   // Bare parse first and lint second, then the bare parse again: the page cache is warm for both,
   // and the two bare figures bracket the noise of the machine.
   auto b0 = Clock::now();
-  std::uint64_t lines = bareParse(path);
+  std::uint64_t lines = lint_only ? 0 : bareParse(path);
   const double bare_s = seconds(Clock::now() - b0);
 
   // Memory must be bounded by live protocol state, not by trace length: the peak during lint alone.
@@ -178,6 +181,12 @@ int main(int argc, char** argv) {
   const double lint_s = seconds(Clock::now() - l0);
   const long lint_peak_kb = statusKb("VmHWM:");
   reader.reset();
+  if (lint_only) {
+    if (!res) return 2;
+    fmt::print("lint alone: {} events in {:.3f} s: {:.0f} msgs/s; peak RSS {:.1f} MB\n", res->events, lint_s,
+               double(res->events) / lint_s, double(lint_peak_kb) / 1024.0);
+    return res->findings.empty() ? 0 : 1;
+  }
   if (!res) {
     fmt::print(stderr, "bench_lint: lint failed: {}\n", res.error().str());
     return 2;

@@ -1,9 +1,9 @@
 // Issue 6 (lint performance) changed how the monitors keep state and how Profile::validate decides;
 // these tests pin that the findings did not change:
-//   * the emit monitor's grant table is pruned when full and forgets the oldest spent tokens, so
-//     memory stays bounded on long traces — spent tokens below the cap are still judged exactly
-//     (EMIT-06), unknown tokens are still judged after the table filled up (EMIT-04), and a token it
-//     forgot is never mistaken for an unknown one;
+//   * the emit monitor's grant table forgets dead grants by trace time, so memory stays bounded on
+//     long traces — recently spent tokens are still judged exactly (EMIT-06), unknown tokens are
+//     still judged on long traces (EMIT-04), and a token it forgot is never mistaken for an unknown
+//     one;
 //   * Profile::validate's fast pre-check — exercised here on every frame of the lint fixtures and on
 //     systematic mutations of them. Debug builds (the test builds) re-run valijson after every fast
 //     "valid" and abort on a disagreement, so this file is the differential test of the pre-check;
@@ -80,12 +80,13 @@ TEST_CASE("lint: a spent token is still judged after the grant table was pruned"
   Feeder f;
   f.busEvent(1'000'000, "tok-first");
   f.emitPublished(1'001'000, "tok-first");
-  // More deliveries than the table holds (kMaxGrants = 65,536): the prune forgets the expired,
-  // unused ones and keeps the spent one.
+  // Ten times the prune floor of deliveries, 1 ms apart: the table is pruned several times (the
+  // expired, unused tokens go) while the spent one is within its 60 s memory.
   std::int64_t t = 2'000'000;
-  for (int i = 0; i < 70'000; ++i, t += 1'000) f.busEvent(t, fmt::format("tok-{}", i));
-  f.emitPublished(t + 1'000'000, "tok-first");  // reused: EMIT-06, exactly as before pruning existed
+  for (int i = 0; i < 40'000; ++i, t += 1'000) f.busEvent(t, fmt::format("tok-{}", i));
+  f.emitPublished(t + 1'000'000, "tok-first");  // reused 43 s later: EMIT-06, as before pruning existed
   f.emitPublished(t + 2'000'000, "tok-never");  // never delivered: EMIT-04
+  f.emitPublished(t + 3'000'000, "tok-5");      // expired 35 s ago and forgotten: not EMIT-04, silent
   auto ids = test::ids(f.finish());
   CHECK(ids == std::vector<std::string>{"EMIT-06", "EMIT-04"});
 }
@@ -93,19 +94,19 @@ TEST_CASE("lint: a spent token is still judged after the grant table was pruned"
 TEST_CASE("lint: unknown tokens are still judged after more spent tokens than the table holds",
           "[rules][lint][perf]") {
   Feeder f;
-  // 70,000 deliveries, each spent at once: 33 emits/s (under QUOTA-05's 40/s), each token used once.
+  // 70,000 deliveries (more than kMaxGrants), each spent at once: 33 emits/s (under QUOTA-05's
+  // 40/s), each token used once.
   std::int64_t t = 1'000'000;
   for (int i = 0; i < 70'000; ++i, t += 30'000) {
     const std::string tok = fmt::format("tok-{}", i);
     f.busEvent(t, tok);
     f.emitPublished(t + 1'000, tok);
   }
-  // The table filled with spent tokens; the oldest were forgotten. Before, a full table stopped
-  // every judgement of unknown tokens (and re-scanned itself on each delivery).
+  // Before, the table filled up with spent tokens for good and every unknown token went unjudged.
   f.emitPublished(t + 1'000'000, "tok-never");  // never delivered: EMIT-04
   // tok-0 was spent 35 minutes ago and forgotten: its reuse must not be called "never delivered".
   f.emitPublished(t + 2'000'000, "tok-0");
-  // A recent spent token is still remembered exactly.
+  // A recently spent token is still remembered exactly.
   f.emitPublished(t + 3'000'000, "tok-69999");
   auto ids = test::ids(f.finish());
   CHECK(ids == std::vector<std::string>{"EMIT-04", "EMIT-06"});
