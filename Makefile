@@ -44,6 +44,7 @@ asan-build: deps $(ASAN)/build.ninja
 
 asan-test: asan-build
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  ctest --test-dir $(ASAN) -j $(JOBS) --output-on-failure --timeout 600
 
 bench: build
