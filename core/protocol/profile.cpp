@@ -350,8 +350,10 @@ class FastSchema {
     }
     if (v.IsObject() && (!n.props.empty() || n.required_mask || !n.required_other.empty() || n.additional != -1)) {
       Verdict o = objectVerdict(n, v);
-      // valijson may look at one occurrence of a repeated name only: a certain Invalid could be wrong.
-      if (o == Verdict::Invalid && hasDuplicateNames(v)) o = Verdict::Unsure;
+      // With a repeated member name valijson may judge either occurrence (or both), so neither a
+      // certain Invalid nor a certain Valid holds: leave it to valijson. (The fuzzer found a "Valid"
+      // here for {"durable":"rejected",…,"durable":…} that valijson refuses.)
+      if (hasDuplicateNames(v)) o = Verdict::Unsure;
       r = both(r, o);
       if (r == Verdict::Invalid) return r;
     }
