@@ -164,24 +164,29 @@ void addReplayCommand(CLI::App& app, int& exit_code) {
 // ---------------------------------------------------------------------------------------------
 // conform check / conform run (harness/runner/check.h does the work; docs/check.md, docs/dsl.md)
 // ---------------------------------------------------------------------------------------------
+// Options shared by `check` and `check-engine`: selection, listing, baselines, reports, parallelism.
+void addCatalogueOptions(CLI::App& cmd, conform::runner::CheckOptions& opt) {
+  cmd.add_option("--only", opt.only, "Run only cases whose id or area matches a glob (repeatable)")
+      ->allow_extra_args(false);
+  cmd.add_option("--skip", opt.skip, "Skip cases whose id or area matches a glob (repeatable)")
+      ->allow_extra_args(false);
+  cmd.add_flag("--list", opt.list, "List the selected cases (rule, level, title) and exit");
+  cmd.add_flag("--coverage", opt.coverage, "Print per-area rule coverage and exit");
+  cmd.add_option("--baseline", opt.baseline, "JSON file of known failures (docs/check.md)");
+  cmd.add_option("--report-dir", opt.report_dir, "Folder for every report format and case traces");
+  cmd.add_option("--seed", opt.seed, "Shuffle the run order with this seed (0: catalogue order)");
+  cmd.add_option("--jobs,-j", opt.jobs, "Cases run in parallel (default: hardware threads)");
+  cmd.add_option("--scenarios", opt.scenarios, "Use these .scn files/folders instead of the built-in catalogue")
+      ->allow_extra_args(false);
+  cmd.add_flag("--verbose,-v", opt.verbose, "Also list passing cases");
+}
+
 void addCheckCommand(CLI::App& app, int& exit_code) {
   auto opt = std::make_shared<conform::runner::CheckOptions>();
   CLI::App* cmd = app.add_subcommand("check", "Run the plugin conformance catalogue against a plugin command");
   cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
   cmd->add_option("--name", opt->name, "Configured plugin name it must report (default: basename of CMD)");
-  cmd->add_option("--only", opt->only, "Run only cases whose id or area matches a glob (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--skip", opt->skip, "Skip cases whose id or area matches a glob (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_flag("--list", opt->list, "List the selected cases (rule, level, title) and exit");
-  cmd->add_flag("--coverage", opt->coverage, "Print per-area rule coverage and exit");
-  cmd->add_option("--baseline", opt->baseline, "JSON file of known failures (docs/check.md)");
-  cmd->add_option("--report-dir", opt->report_dir, "Folder for every report format and case traces");
-  cmd->add_option("--seed", opt->seed, "Shuffle the run order with this seed (0: catalogue order)");
-  cmd->add_option("--jobs,-j", opt->jobs, "Cases run in parallel (default: hardware threads)");
-  cmd->add_option("--scenarios", opt->scenarios, "Use these .scn files/folders instead of the built-in catalogue")
-      ->allow_extra_args(false);
-  cmd->add_flag("--verbose,-v", opt->verbose, "Also list passing cases");
+  addCatalogueOptions(*cmd, *opt);
   cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin under test");
   cmd->callback([opt, &exit_code] { exit_code = conform::runner::runCheck(*opt, std::cout, std::cerr); });
 }
@@ -207,19 +212,7 @@ void addCheckEngineCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("check-engine", "Run the engine conformance catalogue against an engine command");
   cmd->add_option("--driver", opt->driver, "How the engine is driven: stdio (default; virtual clock) or stdio-real-clock");
   cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
-  cmd->add_option("--only", opt->only, "Run only cases whose id or area matches a glob (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--skip", opt->skip, "Skip cases whose id or area matches a glob (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_flag("--list", opt->list, "List the selected cases (rule, level, title) and exit");
-  cmd->add_flag("--coverage", opt->coverage, "Print per-area rule coverage and exit");
-  cmd->add_option("--baseline", opt->baseline, "JSON file of known failures (docs/check.md)");
-  cmd->add_option("--report-dir", opt->report_dir, "Folder for every report format and case traces");
-  cmd->add_option("--seed", opt->seed, "Shuffle the run order with this seed (0: catalogue order)");
-  cmd->add_option("--jobs,-j", opt->jobs, "Cases run in parallel (default: hardware threads)");
-  cmd->add_option("--scenarios", opt->scenarios, "Use these .scn files/folders instead of the built-in catalogue")
-      ->allow_extra_args(false);
-  cmd->add_flag("--verbose,-v", opt->verbose, "Also list passing cases");
+  addCatalogueOptions(*cmd, *opt);
   cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the engine under test (or its adapter)");
   cmd->callback([opt, &exit_code] { exit_code = conform::runner::runCheck(*opt, std::cout, std::cerr); });
 }
