@@ -13,7 +13,8 @@ const RuleInfo* findRule(std::string_view id) {
   // 348 rules: a lazily built hash index keeps findings cheap on million-message lints.
   static const std::unordered_map<std::string_view, const RuleInfo*> index = [] {
     std::unordered_map<std::string_view, const RuleInfo*> m;
-    for (const RuleInfo& r : ruleCatalog()) m.emplace(r.id, &r);
+    for (RuleFamily f : {RuleFamily::Cookie, RuleFamily::Nanopi, RuleFamily::Cognipeer})
+      for (const RuleInfo& r : ruleCatalog(f)) m.emplace(r.id, &r);
     return m;
   }();
   auto it = index.find(id);
@@ -35,8 +36,15 @@ std::string_view areaOf(std::string_view id) {
 }
 
 const char* bindsText(std::uint8_t b) {
-  static const char* const names[8] = {"", "E", "P", "E,P", "S", "E,S", "P,S", "E,P,S"};
-  return names[b & 7];
+  static const char* const names[16] = {"",  "E",   "P",   "E,P",   "S",   "E,S",   "P,S",   "E,P,S",
+                                        "C", "E,C", "P,C", "E,P,C", "S,C", "E,S,C", "P,S,C", "E,P,S,C"};
+  return names[b & 15];
+}
+
+RuleFamily familyOfProfile(std::string_view p) {
+  if (p.rfind("nanopi", 0) == 0) return RuleFamily::Nanopi;
+  if (p.rfind("cognipeer", 0) == 0) return RuleFamily::Cognipeer;
+  return RuleFamily::Cookie;
 }
 
 // ---- verdicts -----------------------------------------------------------------------------
@@ -202,7 +210,7 @@ int exitCode(const RunResult& r) {
 std::vector<RuleCoverage> coverage(const RunResult& run) {
   std::vector<RuleCoverage> out;
   std::unordered_map<std::string_view, std::size_t> pos;
-  for (const RuleInfo& r : ruleCatalog()) {
+  for (const RuleInfo& r : ruleCatalog(familyOfProfile(run.profile))) {
     pos.emplace(r.id, out.size());
     out.push_back({r.id, Verdict::Untested, 0});
   }

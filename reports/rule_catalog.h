@@ -1,4 +1,4 @@
-// reports/rule_catalog — the 348 numbered rules of spec/RULES.md as C++ data.
+// reports/rule_catalog — the numbered rules of spec/RULES.md (348), NANOPI.md (40) and COGNIPEER.md (19) as C++ data.
 //
 // Why: every finding must be able to show the requirement it checks ("FRAME-06: The engine accepts
 // plugin frames of up to 4,194,304 bytes …"), and a report must list rule coverage, without the
@@ -25,6 +25,14 @@ enum class RuleLevel : std::uint8_t { M, I, C };
 inline constexpr std::uint8_t kBindsEngine = 1;
 inline constexpr std::uint8_t kBindsPlugin = 2;
 inline constexpr std::uint8_t kBindsSdk = 4;
+inline constexpr std::uint8_t kBindsConfig = 8;  // nanopi "C": configuration / user (NANOPI.md)
+
+// Rule families: one catalogue per plugin model. Cookie = RULES.md (profiles 0.0.6, 0.0.4);
+// Nanopi = NANOPI.md (nanopi-0.12, NP-xx); Cognipeer = COGNIPEER.md (cognipeer-0.10, CG-xx).
+// A run's coverage and rule tables use its profile's family only; findRule() searches all three.
+enum class RuleFamily : std::uint8_t { Cookie, Nanopi, Cognipeer };
+// The family of a profile name or version ("nanopi-0.12" -> Nanopi; "0.0.6", "v004", "" -> Cookie).
+RuleFamily familyOfProfile(std::string_view profile);
 
 struct RuleInfo {
   std::string_view id;       // "FRAME-06"
@@ -35,14 +43,16 @@ struct RuleInfo {
   std::string_view observe;  // the Observe column
 };
 
-// All rules in RULES.md order.
+// All rules of RULES.md (the cookie family) in RULES.md order.
 std::span<const RuleInfo> ruleCatalog();
+// The rules of one family in their spec file's order.
+std::span<const RuleInfo> ruleCatalog(RuleFamily family);
 // nullptr for an id that is not in the catalogue.
 const RuleInfo* findRule(std::string_view id);
 
 const char* toString(RuleLevel);          // "M", "I", "C"
 std::string_view areaOf(std::string_view rule_id);  // "FRAME" for "FRAME-06"
-// "E", "P", "S", "E,P", … as in RULES.md.
+// "E", "P", "S", "E,P", … as in RULES.md ("C" for the nanopi configuration bit).
 const char* bindsText(std::uint8_t binds);
 
 }  // namespace conform::reports

@@ -184,7 +184,13 @@ void addCatalogueOptions(CLI::App& cmd, conform::runner::CheckOptions& opt) {
 void addCheckCommand(CLI::App& app, int& exit_code) {
   auto opt = std::make_shared<conform::runner::CheckOptions>();
   CLI::App* cmd = app.add_subcommand("check", "Run the plugin conformance catalogue against a plugin command");
-  cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
+  cmd->add_option("--profile", opt->profile,
+                  "Profile: 0.0.6 (default), 0.0.4, nanopi-0.12 (a .wasm component) or cognipeer-0.10 (a JS module)");
+  cmd->add_option("--grant", opt->grants, "nanopi-0.12: event names granted by the config's `events` (default: per case)");
+  cmd->add_flag("--allow-network", opt->allow_network, "nanopi-0.12: the extension's allow_network flag");
+  cmd->add_option("--host", opt->host, "cognipeer-0.10: reference (default) or real (@cognipeer/agent-sdk >= 0.10 beside the plugin)")
+      ->check(CLI::IsMember({"reference", "real"}));
+  cmd->add_option("--guest-runner", opt->guest_dir, "nanopi / cognipeer: the Node guest runner folder (default: built in)");
   cmd->add_option("--name", opt->name, "Configured plugin name it must report (default: basename of CMD)");
   addCatalogueOptions(*cmd, *opt);
   cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin under test");

@@ -499,8 +499,9 @@ class FileParser {
       if (v != "engine" && v != "plugin") return error(base, fmt::format("unknown role `{}` (engine or plugin)", v));
       c.role = v;
     } else if (kw == "profile") {
-      if (!p.word(v, "0.0.6, 0.0.4 or any")) return flush(p);
-      if (v != "0.0.6" && v != "0.0.4" && v != "any") return error(base, fmt::format("unknown profile `{}` (0.0.6, 0.0.4 or any)", v));
+      if (!p.word(v, "0.0.6, 0.0.4, any, nanopi-0.12 or cognipeer-0.10")) return flush(p);
+      if (v != "0.0.6" && v != "0.0.4" && v != "any" && v != "nanopi-0.12" && v != "cognipeer-0.10")
+        return error(base, fmt::format("unknown profile `{}` (0.0.6, 0.0.4, any, nanopi-0.12 or cognipeer-0.10)", v));
       c.profile = v;
     } else if (kw == "rules") {
       while (!p.done()) {

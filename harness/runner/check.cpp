@@ -21,6 +21,7 @@
 #include "core/protocol/profile.h"
 #include "harness/runner/check_case.h"
 #include "harness/runner/engine_check.h"
+#include "harness/runner/profiles.h"
 #include "mock_engine/config.h"
 #include "reports/reporter.h"
 #include "reports/rule_catalog.h"
@@ -166,8 +167,14 @@ int printList(const std::vector<CatalogueCase>& cases, std::ostream& out) {
   return kExitOk;
 }
 
-int printCoverage(const std::vector<CatalogueCase>& cases, const std::string& role, std::ostream& out) {
-  const std::string side = role == "engine" ? "AE" : "AP";
+int printCoverage(const std::vector<CatalogueCase>& cases, const std::string& role, reports::RuleFamily family,
+                  std::ostream& out) {
+  // Which rules a harness in this role can observe, by the Observe column's marker: RULES.md AE/AP;
+  // NANOPI.md TH (the toolkit hosts the component); COGNIPEER.md has no marker (all rules).
+  const std::string side = family == reports::RuleFamily::Nanopi      ? "TH"
+                           : family == reports::RuleFamily::Cognipeer ? ""
+                           : role == "engine"                         ? "AE"
+                                                                      : "AP";
   std::set<std::string, std::less<>> by_case;
   for (const auto& cc : cases)
     for (const auto& r : cc.c.rules) by_case.insert(r);
@@ -175,8 +182,8 @@ int printCoverage(const std::vector<CatalogueCase>& cases, const std::string& ro
   struct Row { std::size_t observable = 0, cased = 0, monitored = 0, either = 0; };
   std::map<std::string, Row> rows;
   Row total;
-  for (const reports::RuleInfo& r : reports::ruleCatalog()) {
-    if (r.observe.find(side) == std::string_view::npos) continue;
+  for (const reports::RuleInfo& r : reports::ruleCatalog(family)) {
+    if (!side.empty() && r.observe.find(side) == std::string_view::npos) continue;
     Row& row = rows[std::string(reports::areaOf(r.id))];
     bool c = by_case.count(r.id) > 0, m = by_monitor.count(r.id) > 0;
     for (Row* x : {&row, &total}) {
@@ -200,12 +207,26 @@ int printCoverage(const std::vector<CatalogueCase>& cases, const std::string& ro
 }  // namespace
 
 int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
-  const protocol::Profile* prof = protocol::findProfile(opt.profile);
-  if (!prof) {
-    err << fmt::format("conform check: unknown profile \"{}\" (known: 0.0.6, 0.0.4)\n", opt.profile);
+  // One runner for every plugin model: the profile picks the rule family, the cases and the peer
+  // that runs a case (cookie: the reference engine or probe; nanopi / cognipeer: their hosts).
+  const reports::RuleFamily family = reports::familyOfProfile(opt.profile);
+  const protocol::Profile* prof = family == reports::RuleFamily::Cookie ? protocol::findProfile(opt.profile) : nullptr;
+  std::string profile, profile_name;
+  if (prof) {
+    profile = std::string(prof->version());
+    profile_name = std::string(prof->name());
+  } else if (opt.profile == kNanopiProfile || opt.profile == kCognipeerProfile) {
+    if (opt.role == "plugin") {
+      err << fmt::format("conform check-engine: profile {} has no engine catalogue (conform check --profile {} tests plugins)\n",
+                         opt.profile, opt.profile);
+      return kExitUsage;
+    }
+    profile = profile_name = opt.profile;
+  } else {
+    err << fmt::format("conform check: unknown profile \"{}\" (known: 0.0.6, 0.0.4, {}, {})\n", opt.profile,
+                       kNanopiProfile, kCognipeerProfile);
     return kExitUsage;
   }
-  const std::string profile(prof->version());
   auto cat = loadCatalogue(opt.scenarios, opt.role);
   if (!cat) {
     for (const auto& e : cat.error()) err << e << "\n";
@@ -213,10 +234,14 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   std::vector<CatalogueCase> cases;
-  for (auto& cc : *cat)
+  for (auto& cc : *cat) {
+    // Cases of another plugin model are not part of this run at all (not even NOT-APPLICABLE);
+    // `profile any` means any cookie profile.
+    if (reports::familyOfProfile(cc.c.profile == "any" ? "" : cc.c.profile) != family) continue;
     if (selected(cc.c, opt.only, opt.skip)) cases.push_back(std::move(cc));
+  }
   if (opt.list) return printList(cases, out);
-  if (opt.coverage) return printCoverage(cases, opt.role, out);
+  if (opt.coverage) return printCoverage(cases, opt.role, family, out);
   if (opt.command.empty()) {
     err << "conform check: no plugin command (usage: conform check [options] -- CMD [ARGS…])\n";
     return kExitUsage;
@@ -239,7 +264,7 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
   run.tool_version = "0.1.0";
   run.command = opt.role == "plugin" ? "check-engine" : "check";
   run.target = joinCommand(opt.command);
-  run.profile = std::string(prof->name());
+  run.profile = profile_name;
   run.started_at = clock::formatRfc3339(clock::RealClock::instance().wallNow());
   reports::ReporterOptions ro;
   ro.color = opt.color;
@@ -258,7 +283,8 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
     std::shuffle(order.begin(), order.end(), rng);
     out << fmt::format("run order shuffled with --seed {}\n", opt.seed);
   }
-  Target target{opt.command, opt.name, profile, opt.driver, opt.probe};
+  Target target{opt.command, opt.name, profile, opt.driver, opt.probe, opt.grants, opt.allow_network, opt.host,
+                opt.guest_dir};
   std::vector<CaseRun> results(cases.size());
   std::vector<bool> applicable(cases.size(), true);
   for (std::size_t i = 0; i < cases.size(); ++i)
@@ -278,7 +304,10 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
         r.result.verdict = reports::Verdict::NotApplicable;
         r.result.skip_reason = fmt::format("the case is for profile {}", cases[i].c.profile);
       } else {
-        r = opt.role == "plugin" ? runPluginCase(cases[i].c, target) : runEngineCase(cases[i].c, target);
+        r = family == reports::RuleFamily::Nanopi      ? runNanopiCase(cases[i].c, target)
+            : family == reports::RuleFamily::Cognipeer ? runCognipeerCase(cases[i].c, target)
+            : opt.role == "plugin"                     ? runPluginCase(cases[i].c, target)
+                                                       : runEngineCase(cases[i].c, target);
       }
       std::lock_guard<std::mutex> lock(mu);
       (*console)->caseStarting(r.result);

@@ -38,6 +38,11 @@ struct CheckOptions {
   // driven (stdio | stdio-real-clock) and the probe executable it spawns ("" = this process).
   std::string driver = "stdio";
   std::string probe;
+  // Profiles nanopi-0.12 / cognipeer-0.10 (harness/runner/profiles.h), copied into Target.
+  std::vector<std::string> grants;
+  bool allow_network = false;
+  std::string host = "reference";
+  std::string guest_dir;
 };
 
 // One loaded catalogue case with the file it came from.

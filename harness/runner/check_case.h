@@ -29,6 +29,11 @@ struct Target {
   // Role plugin (check-engine, docs/check-engine.md): argv is the engine under test.
   std::string driver = "stdio";   // stdio (virtual clock) | stdio-real-clock
   std::string probe{};            // the `conform` executable the engine spawns; "" = this process
+  // Profiles nanopi-0.12 / cognipeer-0.10 (profiles.h): options of their reference hosts.
+  std::vector<std::string> grants{};  // nanopi: --grant EVENT… (the config's `events`); empty = the case decides
+  bool allow_network = false;         // nanopi: --allow-network (the [[extensions]] allow_network flag)
+  std::string host = "reference";     // cognipeer: --host reference|real
+  std::string guest_dir{};            // the Node guest runner's folder; "" = the built-in default
 };
 
 // The configured name used when --name is not given: the basename of argv[0].
