@@ -2,7 +2,7 @@
 #   make run    install what is missing, build, run the main job (reports in ./conform-reports)
 #   make test   install what is missing, build, run every test
 # Others: make build | make asan-test | make bench | make clean
-#         make fuzz-replay | make fuzz-smoke [FUZZ_SECONDS=20]   (fuzz/Fuzzing.md)
+#         make fuzz-replay | make fuzz-smoke [FUZZ_SECONDS=20] | make fuzz-build   (fuzz/Fuzzing.md)
 BUILD     ?= build
 ASAN      ?= build-asan
 FUZZ      ?= build-fuzz
@@ -36,8 +36,9 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure --timeout 300
 
+# -g1 (line tables) is all a sanitizer report needs and is cheaper to build than -g.
 $(ASAN)/build.ninja:
-	$(CONFIGURE) -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DCONFORM_SANITIZE=ON
+	$(CONFIGURE) -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" -DCONFORM_SANITIZE=ON
 
 asan-build: deps $(ASAN)/build.ninja
 	cmake --build $(ASAN) -j $(JOBS)
@@ -53,19 +54,24 @@ bench: build
 clean:
 	rm -rf $(BUILD) $(ASAN)
 
-# Fuzzing (fuzz/Fuzzing.md). fuzz-build / fuzz-replay use the ordinary build, where every fuzz
-# target links fuzz/main_plain.cpp and replays its seed corpus as a CTest test labelled "fuzz".
-fuzz-build: deps $(BUILD)/build.ninja
+# Fuzzing (fuzz/Fuzzing.md).
+# fuzz-replay: the ordinary build links every fuzz target with fuzz/main_plain.cpp and replays its
+#   seed corpus as a CTest test labelled "fuzz" (`make test` runs them too; `make asan-test` runs the
+#   same corpora through libFuzzer's main under ASan + UBSan).
+# fuzz-smoke: each libFuzzer target for FUZZ_SECONDS in the sanitized build dir, which is also a
+#   libFuzzer build (8-bit edge counters on every object; cmake/ConformFlags.cmake) — CI's smoke.
+# fuzz-build: a dedicated libFuzzer build dir with full instrumentation (comparison tracing too),
+#   -O1 without NDEBUG, for long local campaigns: bash fuzz/smoke.sh $(FUZZ) 600.
+fuzz-replay: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target fuzz_all
-
-fuzz-replay: fuzz-build
 	ctest --test-dir $(BUILD) -L '^fuzz$$' -j $(JOBS) --output-on-failure --timeout 300
 
-# libFuzzer + ASan + UBSan in its own build dir (-fsanitize=fuzzer-no-link on every object).
-# -O1 without NDEBUG: RapidJSON's assertions stay on, so misuse of its API is caught too.
+fuzz-smoke: deps $(ASAN)/build.ninja
+	cmake --build $(ASAN) -j $(JOBS) --target fuzz_all
+	bash fuzz/smoke.sh $(ASAN) $(FUZZ_SECONDS)
+
 $(FUZZ)/build.ninja:
 	$(CONFIGURE) -B $(FUZZ) -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" -DCONFORM_FUZZ=ON
 
-fuzz-smoke: deps $(FUZZ)/build.ninja
+fuzz-build: deps $(FUZZ)/build.ninja
 	cmake --build $(FUZZ) -j $(JOBS) --target fuzz_all
-	bash fuzz/smoke.sh $(FUZZ) $(FUZZ_SECONDS)
