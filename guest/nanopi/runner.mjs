@@ -122,20 +122,46 @@ async function killWorker() {
   await rec.w.terminate();
 }
 
-// A fresh instance in a new worker; resolves to {ok, ms, ready}.
+// A hot spare: a second worker with a fresh, never-called instance of the same component, so that a
+// rebuild after a timeout is a swap (terminate ~5 ms) instead of a worker start + instantiate
+// (60-300 ms, NANOPI-HOST.md §4) — the stop must land within budget + 250 ms (issue 9).
+let spare = null;
+function startSpare() {
+  if (component && component.instantiated && !spare && !exiting) spare = spawnWorker();
+}
+async function killSpare() {
+  if (!spare) return;
+  const rec = spare;
+  spare = null;
+  rec.dead = true;
+  rec.port.close();
+  await rec.w.terminate();
+}
+
+// A fresh instance in a new worker (the spare when there is one); resolves to {ok, ms, ready}.
 async function respawn() {
   const t0 = performance.now();
   await killWorker();
-  worker = spawnWorker();
-  const ready = await worker.ready;
-  const ok = !ready.error;
-  if (!ok) await killWorker();
-  return { ok, ms: performance.now() - t0, ready };
+  let rec = spare;
+  spare = null;
+  if (!rec || rec.dead) rec = spawnWorker();
+  const ready = await rec.ready;
+  const ok = !ready.error && !rec.dead;
+  if (ok) {
+    worker = rec;
+    startSpare();
+  } else {
+    rec.dead = true;
+    rec.port.close();
+    await rec.w.terminate();
+  }
+  return { ok, ms: performance.now() - t0, ready: ok ? ready : { stage: ready.stage || 'instantiate', error: ready.error || 'worker died' } };
 }
 
 function onWorkerGone(rec, why) {
   if (rec.dead) return;
   rec.dead = true;
+  if (spare === rec) { spare = null; console.error(`spare worker gone: ${why}`); return; }
   if (worker === rec) worker = null;
   // The guest side died under a running call (e.g. out of memory): that call ends as a trap.
   if (current) current.finish({ outcome: 'trap', message: why, guest_ms: guestMs(), rebuilt: false, died: true });
@@ -220,6 +246,7 @@ async function doLoad(params) {
   const t0 = performance.now();
   const failLoad = (stage, e) => ({ code: ERR.loadFailed, message: `load failed at ${stage}: ${e && e.message ? e.message : e}`, data: { stage, path: params.path } });
   await killWorker();
+  await killSpare();
   component = null;
   let bytes;
   try {
@@ -273,6 +300,7 @@ async function doLoad(params) {
     }
     component.instantiated = true;
     result.instantiated = true;
+    startSpare();
     result.instantiate_ms = ms(ready.instantiate_ms);
   }
   if (params.wit === true) {
@@ -347,9 +375,10 @@ function exitNow(code) {
   exiting = true;
   const hard = setTimeout(() => { cleanup(); process.exit(code); }, EXIT_GRACE_MS);
   hard.unref();
-  const w = worker;
+  const ws = [worker, spare].filter(Boolean);
   worker = null;
-  Promise.resolve(w ? w.w.terminate() : null).catch(() => {}).finally(() => {
+  spare = null;
+  Promise.all(ws.map((r) => r.w.terminate())).catch(() => {}).finally(() => {
     cleanup();
     // Let the last protocol line drain before exiting.
     protocolOut.write('', () => process.exit(code));
