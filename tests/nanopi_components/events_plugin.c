@@ -14,7 +14,25 @@
  */
 #include "np.h"
 
-#ifndef LIST_EVENTS
+/* What list-events returns: one value-less switch per gallery variant (manifest.json "defines"). */
+#define ALL_11 "\"tool_execution_start\",\"tool_execution_end\",\"input\",\"before_agent_start\",\"turn_start\",\"turn_end\",\"message_end\",\"session_start\",\"session_shutdown\",\"session_before_compact\",\"session_compact\""
+#if defined(LE_EMPTY)
+#define LIST_EVENTS "[]"
+#elif defined(LE_MALFORMED)
+#define LIST_EVENTS "[\"turn_start\"," /* cut short: not JSON (NP-37) */
+#elif defined(LE_33_NAMES)
+#define LIST_EVENTS "[" ALL_11 "," ALL_11 "," ALL_11 "]" /* 33 > 32 (NP-37) */
+#elif defined(LE_NOT_ARRAY)
+#define LIST_EVENTS "{\"events\":[\"turn_start\"]}" /* NP-06 */
+#elif defined(LE_UNKNOWN_NAME)
+#define LIST_EVENTS "[\"turn_start\",\"bogus_event\"]" /* NP-06 */
+#elif defined(LE_RETIRED_NAME)
+#define LIST_EVENTS "[\"turn_start\",\"pre_tool_use\"]" /* NP-13, NP-17 */
+#elif defined(LE_MESSAGE_UPDATE)
+#define LIST_EVENTS "[\"turn_start\",\"message_update\",\"tool_execution_update\"]" /* NP-14 */
+#elif defined(LE_UNGRANTED)
+#define LIST_EVENTS "[\"turn_start\",\"input\",\"session_shutdown\"]" /* NP-09 with its grant */
+#else
 #define LIST_EVENTS "[\"tool_execution_start\",\"tool_execution_end\",\"turn_start\",\"input\",\"session_start\"]"
 #endif
 
