@@ -1,0 +1,80 @@
+// mock_engine/cognipeer/guest_client — the Guest over the real Node runner process
+// (`node <dir>/runner.mjs`, docs/guest-protocol.md "Cognipeer runner"): newline-delimited JSON-RPC
+// over the child's stdio through core/wire (Reactor, spawnProcess). Mechanism only: it frames,
+// correlates ids and enforces deadlines; every decision stays in Host.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json/json.h"
+#include "core/util/expected.h"
+#include "core/wire/channel.h"
+#include "mock_engine/cognipeer/host.h"
+
+namespace conform::cognipeer {
+
+// Beyond a plugin's own timeoutMs the runner has this long to report `timeout` itself (it must
+// terminate and re-import the worker) before the client gives up on the reply (guest protocol:
+// "every wait has a deadline").
+inline constexpr std::chrono::milliseconds kRunnerSlack{3000};
+// load imports the module (and may start a worker): a bound for a module's top-level code.
+inline constexpr std::chrono::milliseconds kLoadDeadline{15000};
+// shutdown {} -> {} then exit 0; EOF -> exit within 1 s (guest protocol). Our wait for both.
+inline constexpr std::chrono::milliseconds kShutdownDeadline{2000};
+
+// The runner folder: explicit, else $CONFORM_GUEST_DIR, else the compile definition, + "/cognipeer".
+std::string runnerDir(const std::string& explicit_guest_dir);
+
+struct ConsoleLine {
+  std::string plugin, stream, text;
+};
+
+class GuestClient final : public Guest {
+ public:
+  // Observers of the raw traffic (the harness traces it and feeds the DSL inbox).
+  struct Tap {
+    std::function<void(std::string_view bytes)> out;            // bytes written to the runner
+    std::function<void(const wire::ChannelEvent&)> in;          // every channel event
+  };
+  GuestClient(wire::Reactor& r, Tap tap) : reactor_(r), tap_(std::move(tap)) {}
+  ~GuestClient() override;
+
+  // Spawns `node <dir>/runner.mjs` (cwd: the plugin's folder, so its own node_modules resolve).
+  Expected<Ok, std::string> start(const std::string& runner_dir, const std::string& cwd);
+  // `load {path}` -> the runner's result ({plugins, export_kind, load_ms}) or a readable error.
+  Expected<json::Document, std::string> load(const std::string& path);
+  std::vector<InvokeResult> invokeAll(std::vector<InvokeRequest> batch) override;
+  // `shutdown` then wait for the exit; kills on the deadline. Idempotent.
+  void shutdown();
+
+  // Writes bytes as they are (DSL `send`), traced through the tap.
+  void sendRaw(std::string_view bytes);
+  // Runs I/O until pred() holds or the deadline; returns pred().
+  bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred);
+  wire::Channel* channel() { return ch_.get(); }
+  const std::vector<ConsoleLine>& console() const { return console_; }
+  std::uint64_t invokes() const { return invokes_; }
+
+ private:
+  std::int64_t request(std::string_view method, const json::Value& params);
+  void dispatch();
+  Expected<json::Document, std::string> await(std::int64_t id, std::chrono::milliseconds d);
+
+  wire::Reactor& reactor_;
+  Tap tap_;
+  std::unique_ptr<wire::Channel> ch_;
+  std::int64_t next_id_ = 1;
+  // id -> the response frame (its result or error member kept whole)
+  std::map<std::int64_t, json::Document> replies_;
+  std::vector<ConsoleLine> console_;
+  std::string ended_;  // non-empty once the runner's stdout ended / it exited
+  std::uint64_t invokes_ = 0;
+};
+
+}  // namespace conform::cognipeer
