@@ -27,7 +27,24 @@ BITS = {"E": "kBindsEngine", "H": "kBindsEngine", "R": "kBindsEngine", "P": "kBi
         "G": "kBindsPlugin", "S": "kBindsSdk", "C": "kBindsConfig"}
 # Rule id -> our rewording, where COGNIPEER-0.10.2.md (the implementation facts) contradicts the
 # seed-derived text. Filled by the cognipeer profile (issue 10); the tests compare the other columns.
-REWORDED = {}
+REWORDED = {
+    # host.ts sorts by priority ascending, then declaration order (stable): "registration order" holds
+    # only among equal priorities.
+    "CG-03": "For a hook, several plugins chain in priority order (ascending, default 100), then in declaration "
+             "order among equal priorities; each handler sees the previous one's output. [reworded: COGNIPEER-0.10.2.md]",
+    # capabilities.ts: a module-level function over a hand-maintained table, not per agent, and it has
+    # no contributions category.
+    "CG-14": "`pluginCapabilities()` is a module-level function (no arguments, not per agent) returning the build's "
+             "hand-maintained table {hookContractVersion: 1, hooks (13), slots (10), features (7)}, each entry "
+             "{implemented, notes?}, so an unimplemented extension point shows up as missing; it has no contributions "
+             "category. [reworded: COGNIPEER-0.10.2.md]",
+    # captureSnapshot strips __plugins, __pluginState, __pluginRunStarted/Ended (0.10.2: __guardrailBlocked);
+    # ctx.store is never serialised; a resume opens a new plugin session.
+    "CG-16": "`snapshot()` strips plugin state (__plugins, __pluginState, __pluginRunStarted, __pluginRunEnded and, "
+             "0.10.2, __guardrailBlocked; ctx.store is never serialised); a resumed invoke opens a new plugin session "
+             "with sessionStart {resumed: true}. Plugin state survives only through a slot or store the plugin keeps "
+             "itself. [reworded: COGNIPEER-0.10.2.md]",
+}
 
 ROW = re.compile(r"^\| ([A-Z]+-\d\d) \|")
 

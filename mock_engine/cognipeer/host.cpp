@@ -66,6 +66,29 @@ bool isSlot(std::string_view s) { return inList(kWiredSlots, s) || inList(kDecla
 
 bool PluginShape::hasHook(std::string_view h) const { return std::find(hooks.begin(), hooks.end(), h) != hooks.end(); }
 
+PluginShape PluginShape::clone() const {
+  PluginShape c;
+  c.index = index;
+  c.name = name;
+  c.version = version;
+  c.priority = priority;
+  c.closed = closed;
+  c.timeout_ms = timeout_ms;
+  c.inherit_to_subagents = inherit_to_subagents;
+  c.may_require_approval = may_require_approval;
+  c.hooks = hooks;
+  c.non_function_hooks = non_function_hooks;
+  c.provides = provides;
+  c.setup = setup;
+  c.dispose = dispose;
+  c.tools = json::copy(tools);
+  c.system_prompt = json::copy(system_prompt);
+  c.tool_descriptions = json::copy(tool_descriptions);
+  c.wrap_model = wrap_model;
+  c.guardrails = json::copy(guardrails);
+  return c;
+}
+
 bool InvokeResult::undefinedValue() const {
   if (outcome != Outcome::Returned) return false;
   auto t = json::stringMember(value, "$type");
@@ -110,14 +133,30 @@ Expected<std::vector<PluginShape>, std::string> parseShapes(const json::Value& l
     }
     if (const json::Value* v = json::member(s, "inheritToSubagents"); v && v->IsBool()) p.inherit_to_subagents = v->GetBool();
     p.may_require_approval = jx::getBool(s, "mayRequireApproval");
+    const json::Value* types = json::member(s, "hook_types");
     if (const json::Value* h = json::member(s, "hooks"); h && h->IsArray())
-      for (const auto& n : h->GetArray())
-        if (n.IsString()) p.hooks.emplace_back(n.GetString(), n.GetStringLength());
+      for (const auto& n : h->GetArray()) {
+        if (!n.IsString()) continue;
+        std::string hn(n.GetString(), n.GetStringLength());
+        // hook_types (runner): typeof each member; a non-function is declared but not implemented.
+        auto ty = types ? json::stringMember(*types, hn) : std::nullopt;
+        if (ty && *ty != "function") p.non_function_hooks.push_back(hn);
+        else p.hooks.push_back(hn);
+      }
     if (const json::Value* h = json::member(s, "provides"); h && h->IsArray())
       for (const auto& n : h->GetArray())
         if (n.IsString()) p.provides.emplace_back(n.GetString(), n.GetStringLength());
-    p.setup = jx::getBool(s, "setup");
-    p.dispose = jx::getBool(s, "dispose");
+    // Declared = present and not an explicit undefined (the runner encodes a function as a marker).
+    auto declared = [&](std::string_view k) {
+      const json::Value* v = json::member(s, k);
+      if (!v || v->IsNull() || (v->IsBool() && !v->GetBool())) return false;
+      auto t = json::stringMember(*v, "$type");
+      return !(t && *t == "undefined");
+    };
+    p.setup = declared("setup");
+    p.dispose = declared("dispose");
+    if (auto t = json::stringMember(s, "type"); t && *t != "object")
+      return unexpected(fmt::format("{}: a plugin must be an object, found {}", at, *t));
     if (const json::Value* c = json::member(s, "contributions"); c && c->IsObject()) {
       if (const json::Value* t = json::member(*c, "tools"); t && t->IsArray()) p.tools = json::copy(*t);
       if (const json::Value* t = json::member(*c, "systemPrompt"); t && !t->IsNull() && !(t->IsBool() && !t->GetBool()))
@@ -157,21 +196,24 @@ Expected<Host, std::string> Host::create(std::vector<PluginShape> plugins, Guest
   for (const PluginShape& p : h.order_) {
     for (const std::string& hk : p.hooks)
       if (!isHook(hk))
-        h.finding("CG-06", fmt::format("plugin \"{}\" declares hook \"{}\", which is not one of the 13 hooks: it never fires",
+        h.finding("CG-06", p.name, fmt::format("plugin \"{}\" declares hook \"{}\", which is not one of the 13 hooks: it never fires",
                                        p.name, hk));
+    for (const std::string& hk : p.non_function_hooks)
+      h.finding("CG-14", p.name, fmt::format("plugin \"{}\" declares hook \"{}\" but it is not a function: the extension "
+                                             "point is not implemented", p.name, hk));
     for (const std::string& s : p.provides)
       if (!isSlot(s))
-        h.finding("CG-05", fmt::format("plugin \"{}\" provides \"{}\", which is not one of the 10 strategy slots", p.name, s));
+        h.finding("CG-05", p.name, fmt::format("plugin \"{}\" provides \"{}\", which is not one of the 10 strategy slots", p.name, s));
   }
   h.state_ = jx::lit(R"({"messages":[],"ctx":{},"toolHistory":[],"__plugins":[],"__pluginState":{}})");
   for (const PluginShape& p : h.order_) h.state_["__plugins"].PushBack(json::str(p.name, h.state_.GetAllocator()), h.state_.GetAllocator());
   return h;
 }
 
-void Host::finding(std::string rule, std::string message) {
+void Host::finding(std::string rule, const std::string& plugin, std::string message) {
   for (const HostFinding& f : findings_)
     if (f.rule == rule && f.message == message) return;
-  findings_.push_back({std::move(rule), std::move(message)});
+  findings_.push_back({std::move(rule), plugin, std::move(message)});
 }
 
 std::string Host::logText() const {
@@ -241,7 +283,7 @@ GateResult Host::runGate(const std::string& hook, const json::Value& input, int 
         if (!d->IsString() || (decision != "allow" && decision != "deny" && decision != "ask")) {
           // 0.10.2: an unknown decision string is an error handled under R5.
           error = fmt::format("unknown decision {}", json::compact(*d));
-          finding("CG-09", fmt::format("plugin \"{}\" returned decision {} from {} (allow, deny or ask only)", p.name,
+          finding("CG-09", p.name, fmt::format("plugin \"{}\" returned decision {} from {} (allow, deny or ask only)", p.name,
                                        json::compact(*d), hook));
         }
       }
@@ -250,10 +292,10 @@ GateResult Host::runGate(const std::string& hook, const json::Value& input, int 
       std::string m = r.error_name + ": " + r.error_message;
       if (r.error_name == "TypeError" && (m.find("read only") != std::string::npos || m.find("read-only") != std::string::npos ||
                                           m.find("not extensible") != std::string::npos || m.find("frozen") != std::string::npos))
-        finding("CG-16", fmt::format("plugin \"{}\" tried to mutate the readonly ctx.state in {}: {}", p.name, hook, m));
+        finding("CG-16", p.name, fmt::format("plugin \"{}\" tried to mutate the readonly ctx.state in {}: {}", p.name, hook, m));
     }
     if (!error.empty()) {
-      finding("CG-18", fmt::format("plugin \"{}\" {}: {} ({} failure)", p.name, hook, error, p.closed ? "closed" : "open"));
+      finding("CG-18", p.name, fmt::format("plugin \"{}\" {}: {} ({} failure)", p.name, hook, error, p.closed ? "closed" : "open"));
       if (p.closed) {
         // R5 + facts: closed turns the error into a deny with this exact reason.
         g.decision = "deny";
@@ -273,7 +315,7 @@ GateResult Host::runGate(const std::string& hook, const json::Value& input, int 
     }
     if (decision == "deny" || (decision == "ask" && hook != "preToolUse")) {
       if (decision == "ask")  // 0.10.2: ask from any hook other than preToolUse is read as deny
-        finding("CG-09", fmt::format("plugin \"{}\" answered ask from {} (ask is honoured only on preToolUse; read as deny)",
+        finding("CG-09", p.name, fmt::format("plugin \"{}\" answered ask from {} (ask is honoured only on preToolUse; read as deny)",
                                      p.name, hook));
       g.decision = "deny";  // R3: the first deny ends the chain
       g.reason = jx::getStr(out, "reason", fmt::format("denied by {}", p.name));
@@ -309,7 +351,7 @@ GateResult Host::runGate(const std::string& hook, const json::Value& input, int 
               jx::set(g.value, "content", content);
             } else if (f == "content" && m.value.IsArray()) {
               if (attachments(&m.value) != kept) {
-                finding("CG-13", fmt::format("plugin \"{}\" changed or dropped an attachment in userPromptSubmit "
+                finding("CG-13", p.name, fmt::format("plugin \"{}\" changed or dropped an attachment in userPromptSubmit "
                                              "(only text parts may change); the host keeps the originals",
                                              p.name));
                 json::Document content = jx::arr();
@@ -409,7 +451,7 @@ void Host::runObservers(const std::string& hook, const json::Value& input, int d
         break;
     }
     if (r.outcome != InvokeResult::Outcome::Returned)
-      finding("CG-18", fmt::format("plugin \"{}\" observer {} failed ({}); swallowed, the run goes on", who[i]->name, hook,
+      finding("CG-18", who[i]->name, fmt::format("plugin \"{}\" observer {} failed ({}); swallowed, the run goes on", who[i]->name, hook,
                                    call.outcome));
     log_.push_back(std::move(call));
   }
@@ -437,7 +479,7 @@ Expected<Ok, std::string> Host::ensureSetup() {
     }
     call.outcome = r.outcome == InvokeResult::Outcome::Timeout ? "timeout" : r.outcome == InvokeResult::Outcome::Threw ? "threw" : "failed";
     call.output = r.error_message;
-    finding("CG-18", fmt::format("plugin \"{}\" setup() failed ({}: {})", p.name, call.outcome, r.error_message));
+    finding("CG-18", p.name, fmt::format("plugin \"{}\" setup() failed ({}: {})", p.name, call.outcome, r.error_message));
     if (p.closed) {  // facts: closed -> the invoke throws
       call.effect = "invoke throws (closed)";
       log_.push_back(std::move(call));

@@ -67,7 +67,8 @@ struct PluginShape {
   std::uint64_t timeout_ms = kDefaultTimeoutMs;
   bool inherit_to_subagents = true;
   bool may_require_approval = false;
-  std::vector<std::string> hooks;  // hook names the plugin has (possibly unknown names)
+  std::vector<std::string> hooks;  // hook names the plugin declares as functions (possibly unknown names)
+  std::vector<std::string> non_function_hooks;  // declared hook members that are not functions
   std::vector<std::string> provides;
   bool setup = false, dispose = false;
   // Contributions, verbatim from the runner.
@@ -77,6 +78,7 @@ struct PluginShape {
   bool wrap_model = false;
   json::Document guardrails;  // null = none
   bool hasHook(std::string_view h) const;
+  PluginShape clone() const;  // deep copy (the Documents are move-only)
 };
 
 // Reads the runner's `load` result `{plugins:[shape…]}`. Errors name the JSON path.
@@ -123,6 +125,7 @@ struct HookCall {
 // A thing the plugin did against the plugin contract, on the CG rule it touches (docs/cognipeer.md).
 struct HostFinding {
   std::string rule;
+  std::string plugin;  // the plugin's name
   std::string message;
 };
 
@@ -183,7 +186,7 @@ class Host {
  private:
   Host(Guest& g, HostOptions o) : guest_(&g), opt_(std::move(o)) {}
   json::Document makeCtx(const PluginShape& p, const std::string& hook, int depth) const;
-  void finding(std::string rule, std::string message);
+  void finding(std::string rule, const std::string& plugin, std::string message);
   // loop.cpp
   Expected<json::Document, std::string> runLoop(const json::Value& script, bool resumed, int depth,
                                                 const std::vector<PluginShape>* only);
