@@ -27,7 +27,9 @@ for (const k of ['log', 'info', 'debug', 'warn', 'error', 'trace']) {
 // --- limits (each one cites where it comes from) -----------------------------------------------
 // docs/guest-protocol.md "Every wait has a deadline": an h* request unanswered for 30 s is answered
 // to the guest as the in-band failure of that import.
-const IMPORT_ANSWER_TIMEOUT_MS = 30_000;
+// CONFORM_NANOPI_IMPORT_TIMEOUT_MS overrides it for the runner's own tests only.
+const IMPORT_ANSWER_TIMEOUT_MS = Number(process.env.CONFORM_NANOPI_IMPORT_TIMEOUT_MS) > 0
+  ? Number(process.env.CONFORM_NANOPI_IMPORT_TIMEOUT_MS) : 30_000;
 const NO_ANSWER = 'error: host did not answer';
 // A budget above one hour is a caller bug, not a plugin property (nanopi's largest is 30 s: NP-26).
 const MAX_BUDGET_MS = 3_600_000;
@@ -79,11 +81,10 @@ function inferWorld(exps) {
 // jco's bindings generator, loaded on first use. The package's main entry also pulls oxc-minify, whose
 // native binding a slim (--omit=optional) install does not have, so the generator is used directly.
 let bindgen = null;
-async function getBindgen() {
+function getBindgen() {
   if (!bindgen) {
-    const m = await import('@bytecodealliance/jco-transpile/component');
-    await m.$init;
-    bindgen = m;
+    bindgen = import('@bytecodealliance/jco-transpile/component').then(async (m) => { await m.$init; return m; });
+    bindgen.catch(() => { bindgen = null; }); // a later load retries (and reports the error)
   }
   return bindgen;
 }
@@ -291,15 +292,20 @@ async function doLoad(params) {
     instantiated: false, load_ms: 0, transpile_ms: ms(transpile_ms), instantiate_ms: null };
   if (unsupported.length === 0) {
     // Nothing links WASI in nanopi either: with unsupported imports the runner does not try.
+    // The first instance and the hot spare start together (two cores), so the first timeout already
+    // finds a ready spare.
     worker = spawnWorker();
-    const ready = await worker.ready;
+    spare = spawnWorker();
+    const [ready] = await Promise.all([worker.ready, spare.ready]);
     if (ready.error) {
+      await killSpare();
       await killWorker();
       component = null;
       return failLoad(ready.stage, ready.error);
     }
     component.instantiated = true;
     result.instantiated = true;
+    if (spare && spare.dead) spare = null;
     startSpare();
     result.instantiate_ms = ms(ready.instantiate_ms);
   }
@@ -373,16 +379,11 @@ let exiting = false;
 function exitNow(code) {
   if (exiting) return;
   exiting = true;
+  // No waiting for workers to wind down: process.exit ends them. Only the last protocol line is let
+  // drain, with a hard deadline (EOF → exit within 1 s, docs/guest-protocol.md).
   const hard = setTimeout(() => { cleanup(); process.exit(code); }, EXIT_GRACE_MS);
   hard.unref();
-  const ws = [worker, spare].filter(Boolean);
-  worker = null;
-  spare = null;
-  Promise.all(ws.map((r) => r.w.terminate())).catch(() => {}).finally(() => {
-    cleanup();
-    // Let the last protocol line drain before exiting.
-    protocolOut.write('', () => process.exit(code));
-  });
+  protocolOut.write('', () => { cleanup(); process.exit(code); });
 }
 function cleanup() {
   for (const d of tempDirs) { try { rmSync(d, { recursive: true, force: true }); } catch { /* best effort */ } }
@@ -429,6 +430,9 @@ function onLine(line) {
 }
 
 process.on('exit', cleanup);
+// Warm jco's bindings generator while conform is still starting up (it writes nothing: the runner
+// stays silent until its first request); `load` then awaits the same promise.
+getBindgen().catch(() => {});
 process.stdout.on('error', () => exitNow(0)); // conform went away
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
 rl.on('line', onLine);

@@ -3,13 +3,14 @@
  * conforming ones) and the grant its case should configure.
  *
  * Conforming behaviour (world extension-events; NP §Keep the handler boring):
- *  - list-tools: events_seen, last_payload, greet, busy.   execute-tool dispatches them.
+ *  - list-tools: events_seen, last_payload, notify, greet, busy.   execute-tool dispatches them.
  *  - list-commands: [] and an execute-command stub (NP-33).
  *  - list-events: a few deliverable names (NP-06), the same on every call (NP-08).
  *  - handle-event: records the delivery (name ring + last payload), host-log(0, ...) per delivery,
  *    one host-notify per session_start (well under 10 per turn, NP-38), returns "{}" (NP-03).
  *  - tool events_seen → {"content":"<count>: name name …"} (state since the last (re)instantiation);
- *    last_payload → the last payload received, as the content string; busy → spins the number of
+ *    last_payload → the last payload received, as the content string; notify → host-notify(args),
+ *    content = the host's answer (a host-import round trip for runner tests); busy → spins the number of
  *    iterations given in its arguments (default 200 M) to hold the plugin busy (NP-20 tests).
  */
 #include "np.h"
@@ -53,6 +54,8 @@ NP_EXPORT("list-tools") np_u32 *list_tools(void) {
       "\"parameters\":{\"type\":\"object\",\"properties\":{}}},"
       "{\"name\":\"last_payload\",\"description\":\"The last event payload received\","
       "\"parameters\":{\"type\":\"object\",\"properties\":{}}},"
+      "{\"name\":\"notify\",\"description\":\"Shows its arguments to the user (host-notify); returns the host's answer\","
+      "\"parameters\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}},"
       "{\"name\":\"greet\",\"description\":\"Says hello\","
       "\"parameters\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}},"
       "{\"name\":\"busy\",\"description\":\"Spins to keep the plugin busy\","
@@ -86,6 +89,16 @@ static volatile unsigned long spin_sink;
 NP_EXPORT("execute-tool") np_u32 *execute_tool(const char *name, np_size name_len, const char *args, np_size args_len) {
   if (np_eq(name, name_len, "events_seen")) return tool_events_seen();
   if (np_eq(name, name_len, "last_payload")) return tool_last_payload();
+  if (np_eq(name, name_len, "notify")) {
+    /* Sends its arguments to host-notify and returns the host's answer ("" or "error: …"). */
+    np_u32 r[2];
+    np_host_notify(args, args_len, r);
+    np_out_reset();
+    np_out_lit("{\"content\":\"");
+    np_out_json_escaped((const char *)(unsigned long)r[0], r[1]);
+    np_out_lit("\"}");
+    return np_return_out();
+  }
   if (np_eq(name, name_len, "greet")) return np_return_lit("{\"content\":\"hello from conform's events plugin\"}");
   if (np_eq(name, name_len, "busy")) {
     unsigned long n = np_first_uint(args, args_len, 200000000ul);
