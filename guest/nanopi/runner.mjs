@@ -48,7 +48,7 @@ const HOST_IMPORTS = new Set(['host-log', 'host-fs-read', 'host-http-get', 'host
 const EXPORT_ARITY = { 'list-tools': 0, 'execute-tool': 2, 'list-commands': 0,
   'execute-command': 2, 'list-events': 0, 'handle-event': 2 };
 
-const ERR = { parse: -32700, invalid: -32600, method: -32601, params: -32602,
+const ERR = { parse: -32700, invalid: -32600, method: -32601, params: -32602, internal: -32603,
   busy: -32010, notLoaded: -32011, loadFailed: -32012, noExport: -32013 };
 
 function send(obj) { protocolOut.write(`${JSON.stringify({ jsonrpc: '2.0', ...obj })}\n`); }
@@ -400,7 +400,7 @@ async function runExclusive(id, fn) {
     else fail(id, r.code, r.message, r.data);
   } catch (e) {
     console.error(`internal error: ${e && e.stack ? e.stack : e}`);
-    fail(id, ERR.invalid, `runner internal error: ${e && e.message}`);
+    fail(id, ERR.internal, `runner internal error: ${e && e.message}`);
   } finally {
     busy = false;
   }
