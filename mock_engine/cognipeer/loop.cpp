@@ -222,9 +222,12 @@ Expected<json::Document, std::string> Host::runLoop(const json::Value& script, b
       jx::set(call, "system", persona + sys_append);
       jx::set(call, "messages", static_cast<std::int64_t>(state_["messages"].Size()));
       jx::set(call, "agent", smart ? "smart" : "base");
+      jx::set(call, "persona", persona);
       jx::pushTo(model_calls, call);
-      if (turns.IsArray() && next_turn < turns.Size()) return json::copy(turns[next_turn++]);
-      return jx::lit(R"({"content":""})");
+      json::Document t = turns.IsArray() && next_turn < turns.Size() ? json::copy(turns[next_turn++]) : jx::lit(R"({"content":""})");
+      // The fake model's calls are in the hook log too, so a case can order hooks against model calls.
+      log_.push_back({"(model)", "modelCall", fmt::format("{{\"iteration\":{}}}", it), "returned", json::compact(t), ""});
+      return t;
     };
     if (const json::Value* sc = json::member(pre.value, "shortCircuit")) {
       turn = json::copy(*sc);
