@@ -358,9 +358,8 @@ int runFuzz(const FuzzOptions& opt, std::ostream& out, std::ostream& err) {
     err << "conform fuzz: no command given (usage: conform fuzz [options] -- CMD...)\n";
     return kExitHarness;
   }
-  if (opt.role != "engine") {
-    err << "conform fuzz: --role " << opt.role
-        << " is not supported yet (documented follow-up: fuzzing an engine needs its driver protocol)\n";
+  if (opt.role != "engine" && opt.role != "plugin") {
+    err << "conform fuzz: unknown --role " << opt.role << " (engine: CMD is a plugin; plugin: CMD is an engine)\n";
     return kExitHarness;
   }
   const protocol::Profile* p = protocol::findProfile(opt.profile);
@@ -373,6 +372,7 @@ int runFuzz(const FuzzOptions& opt, std::ostream& out, std::ostream& err) {
     return kExitHarness;
   }
   wire::ignoreSigpipe();
+  if (opt.role == "plugin") return runFuzzEngine(opt, *p, out, err);
   Fuzzer f(opt, *p, out, err);
   return f.run();
 }

@@ -28,7 +28,10 @@ struct FuzzOptions {
   std::optional<std::uint64_t> seed;    // unset: a random seed, printed at the start
   std::string corpus;                   // folder of traces whose engine frames seed the sequences
   std::string out = "fuzz-out";         // findings, reproducers, summary.json and reports go here
-  std::string role = "engine";          // "engine": we play the engine against a plugin
+  std::string role = "engine";          // "engine": we play the engine against a plugin; "plugin":
+                                        // we play the plugin against an engine (fuzz_engine.cpp)
+  std::string probe;                    // role plugin: the conform executable the engine spawns as its
+                                        // plugin (`conform probe`); empty = this executable
   std::string profile = "0.0.6";        // 0.0.6 or 0.0.4
   std::uint32_t deadline_ms = 2000;     // answer deadline per request (HOOK-06, PING default 2 s)
   std::uint32_t minimize_seconds = 60;  // budget of delta debugging per finding

@@ -15,10 +15,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/json/json.h"
@@ -170,8 +172,60 @@ Trial runTrial(const std::vector<std::string>& command, const protocol::Profile&
 
 // ddmin (Zeller) over steps[1..] (the handshake stays) until no single chunk can be removed, or
 // the deadline. `reproduces` runs a candidate; every call is one fresh process.
-std::vector<FuzzStep> ddmin(const std::vector<FuzzStep>& steps,
-                            const std::function<bool(const std::vector<FuzzStep>&)>& reproduces,
-                            std::chrono::steady_clock::time_point deadline, std::size_t* trials);
+// A template: `conform fuzz --role plugin` minimises its own step type (fuzz_engine.cpp).
+template <class Step>
+std::vector<Step> ddmin(const std::vector<Step>& steps,
+                        const std::function<bool(const std::vector<std::type_identity_t<Step>>&)>& reproduces,
+                        std::chrono::steady_clock::time_point deadline, std::size_t* trials) {
+  if (steps.size() <= 1) return steps;
+  const Step hs = steps.front();
+  std::vector<Step> cur(steps.begin() + 1, steps.end());
+  auto test = [&](const std::vector<Step>& cand) {
+    std::vector<Step> full;
+    full.reserve(cand.size() + 1);
+    full.push_back(hs);
+    full.insert(full.end(), cand.begin(), cand.end());
+    if (trials) ++*trials;
+    return reproduces(full);
+  };
+  std::size_t n = 2;
+  while (!cur.empty() && std::chrono::steady_clock::now() < deadline) {
+    if (cur.size() == 1) {
+      if (test({})) cur.clear();
+      break;
+    }
+    n = std::min(n, cur.size());
+    const std::size_t chunk = (cur.size() + n - 1) / n;
+    bool reduced = false;
+    // Subsets first (big jumps), then complements (Zeller's ddmin).
+    for (std::size_t i = 0; i < n && !reduced && std::chrono::steady_clock::now() < deadline; ++i) {
+      const std::size_t b = i * chunk, e = std::min(cur.size(), b + chunk);
+      if (b >= e) continue;
+      std::vector<Step> sub(cur.begin() + static_cast<std::ptrdiff_t>(b), cur.begin() + static_cast<std::ptrdiff_t>(e));
+      if (n > 2 && test(sub)) { cur = std::move(sub); n = 2; reduced = true; }
+    }
+    for (std::size_t i = 0; i < n && !reduced && std::chrono::steady_clock::now() < deadline; ++i) {
+      const std::size_t b = i * chunk, e = std::min(cur.size(), b + chunk);
+      if (b >= e) continue;
+      std::vector<Step> comp(cur.begin(), cur.begin() + static_cast<std::ptrdiff_t>(b));
+      comp.insert(comp.end(), cur.begin() + static_cast<std::ptrdiff_t>(e), cur.end());
+      if (test(comp)) { cur = std::move(comp); n = std::max<std::size_t>(n - 1, 2); reduced = true; }
+    }
+    if (!reduced) {
+      if (n >= cur.size()) break;
+      n = std::min(cur.size(), n * 2);
+    }
+  }
+  std::vector<Step> out{hs};
+  out.insert(out.end(), cur.begin(), cur.end());
+  return out;
+}
+
 
 }  // namespace conform::runner::fuzz
+
+namespace conform::runner {
+struct FuzzOptions;
+// `conform fuzz --role plugin`: conform plays the plugin against a live engine (fuzz_engine.cpp).
+int runFuzzEngine(const FuzzOptions& opt, const protocol::Profile& profile, std::ostream& out, std::ostream& err);
+}  // namespace conform::runner

@@ -123,7 +123,11 @@ TEST_CASE("livefuzz: a harness error is exit 2, never a finding", "[livefuzz][cl
   o.command = {"/nonexistent/plugin"};
   CHECK(runFuzz(o, out, err) == kExitHarness);
   o.command = {kPlugin};
+  o.role = "bogus";
+  CHECK(runFuzz(o, out, err) == kExitHarness);
+  // Role plugin with a plugin as CMD: it never starts the probe (adapter contract) — harness error.
   o.role = "plugin";
+  o.probe = std::string(CONFORM_BIN_DIR) + "/conform";
   CHECK(runFuzz(o, out, err) == kExitHarness);
   o.role = "engine";
   o.profile = "0.0.5";
