@@ -62,8 +62,8 @@ function startWorker(path, timeoutMs) {
   const w = new Worker(WORKER, { workerData: { path }, stdout: true, stderr: true });
   worker = w;
   // Anything that bypasses the worker's patched write functions still lands here, never on our stdout.
-  w.stdout.on('data', (b) => notify('console', { plugin: null, id: null, stream: 'stdout', text: b.toString('utf8'), uncaptured: true }));
-  w.stderr.on('data', (b) => notify('console', { plugin: null, id: null, stream: 'stderr', text: b.toString('utf8'), uncaptured: true }));
+  w.stdout.on('data', (b) => notify('console', { plugin: null, plugin_name: null, id: null, stream: 'stdout', text: b.toString('utf8'), uncaptured: true }));
+  w.stderr.on('data', (b) => notify('console', { plugin: null, plugin_name: null, id: null, stream: 'stderr', text: b.toString('utf8'), uncaptured: true }));
   return new Promise((resolveLoad) => {
     let settled = false;
     const done = (v) => { if (!settled) { settled = true; clearTimeout(timer); resolveLoad(v); } };
@@ -93,10 +93,10 @@ function startWorker(path, timeoutMs) {
 
 function onWorkerMessage(m) {
   switch (m.op) {
-    case 'console': notify('console', { plugin: m.plugin, id: m.id, stream: m.stream, text: m.text }); return;
-    case 'emit': notify('emit', { plugin: m.plugin, id: m.id, args: m.args }); return;
-    case 'log': notify('log', { plugin: m.plugin, id: m.id, level: m.level, args: m.args }); return;
-    case 'uncaught': notify('uncaught', { plugin: m.plugin, id: m.id, error: m.error }); return;
+    case 'console': notify('console', { plugin: m.plugin, plugin_name: m.plugin_name, id: m.id, stream: m.stream, text: m.text }); return;
+    case 'emit': notify('emit', { plugin: m.plugin, plugin_name: m.plugin_name, id: m.id, args: m.args }); return;
+    case 'log': notify('log', { plugin: m.plugin, plugin_name: m.plugin_name, id: m.id, level: m.level, text: m.text, args: m.args }); return;
+    case 'uncaught': notify('uncaught', { plugin: m.plugin, plugin_name: m.plugin_name, id: m.id, error: m.error }); return;
     case 'error': {
       const f = takeInflight(m.id);
       if (f) fail(m.id, m.code, m.message, m.data);

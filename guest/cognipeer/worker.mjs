@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { format } from 'node:util';
 import { encode, decode, deepFreeze } from './codec.mjs';
 
 const als = new AsyncLocalStorage();
@@ -17,7 +18,14 @@ const post = (m) => parentPort.postMessage(m);
 
 function current() {
   const c = als.getStore();
-  return c ? { plugin: c.plugin, id: c.id } : { plugin: null, id: null };
+  return c ? { plugin: c.plugin, plugin_name: nameOf(c.plugin), id: c.id } : { plugin: null, plugin_name: null, id: null };
+}
+
+// The declared name of plugin `index` when it is a string (notifications carry it for readable reports).
+function nameOf(index) {
+  if (index === null || index === undefined || index >= plugins.length) return null;
+  const r = lookup(plugins[index], 'name');
+  return r.present && typeof r.value === 'string' ? r.value : null;
 }
 
 // --- output capture -----------------------------------------------------------------------------------
@@ -287,8 +295,13 @@ async function invoke(m) {
   ctx.state = deepFreeze(hostCtx.state);
   ctx.store = storeFor(plugin, hostCtx.runId);
   ctx.signal = controller.signal;
-  ctx.emit = (...args) => post({ op: 'emit', plugin, id, args: encode(args) });
-  const log = (level) => (...args) => post({ op: 'log', plugin, id, level, args: encode(args) });
+  const pluginName = nameOf(plugin);
+  ctx.emit = (...args) => post({ op: 'emit', plugin, plugin_name: pluginName, id, args: encode(args) });
+  const log = (level) => (...args) => {
+    let text;
+    try { text = format(...args); } catch { text = '(unformattable log arguments)'; }
+    post({ op: 'log', plugin, plugin_name: pluginName, id, level, text, args: encode(args) });
+  };
   ctx.logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), trace: log('trace'), log: log('info') };
 
   let call;

@@ -107,9 +107,9 @@ test('emit and logger become notifications, sent before the answer', () => withB
   assert.equal(m.result.value, 'talked');
   const notes = r.notesFor(id).map((n) => [n.method, n.params]);
   assert.deepEqual(notes, [
-    ['emit', { plugin: 0, id, args: ['progress', { n: 1 }] }],
-    ['log', { plugin: 0, id, level: 'info', args: ['hello', 2] }],
-    ['log', { plugin: 0, id, level: 'warn', args: ['careful'] }],
+    ['emit', { plugin: 0, plugin_name: 'behaviours', id, args: ['progress', { n: 1 }] }],
+    ['log', { plugin: 0, plugin_name: 'behaviours', id, level: 'info', text: 'hello 2', args: ['hello', 2] }],
+    ['log', { plugin: 0, plugin_name: 'behaviours', id, level: 'warn', text: 'careful', args: ['careful'] }],
   ]);
   const answerIndex = r.messages.findIndex((x) => x.id === id && x.result);
   const lastNote = r.messages.findLastIndex((x) => x.params && x.params.id === id);
@@ -121,6 +121,7 @@ test('console capture: console.*, process.stdout/stderr writes never reach stdou
   const m = await r.wait(id);
   assert.equal(m.result.value, 'printed');
   const got = r.notesFor(id).filter((n) => n.method === 'console').map((n) => [n.params.stream, n.params.text]);
+  assert.ok(r.notesFor(id).every((n) => n.params.plugin === 0 && n.params.plugin_name === 'behaviours'));
   assert.deepEqual(got, [
     ['stdout', 'via console.log\n'],
     ['stderr', 'via console.error\n'],
