@@ -16,6 +16,15 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createInterface } from 'node:readline';
 import { format } from 'node:util';
+import v8 from 'node:v8';
+
+// Baseline (Liftoff) wasm code only, set before anything is compiled. With V8's default tier-up, the
+// optimizing compiler works on jco's large bindings generator in background threads, and process exit
+// waits for those jobs: measured here 0.7-1.9 s from EOF to exit (contract: 1 s) and a load twice as
+// slow on a busy 2-core machine; with Liftoff only, 40-70 ms and half the load time. The price: guest
+// code runs unoptimized, i.e. slower than under nanopi's wasmtime (Cranelift), so a guest close to its
+// budget here is closer than in nanopi (README.md "Timing").
+v8.setFlagsFromString('--liftoff-only');
 
 // stdout carries protocol lines and nothing else, ever (docs/guest-protocol.md "Envelope"): our own
 // diagnostics, and anything a dependency logs, go to stderr.
