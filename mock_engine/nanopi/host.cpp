@@ -270,6 +270,7 @@ void Host::onListEvents(const CallResult& r) {
     return hardError("NP-37", fmt::format("list-events {}: {}", r.outcome == CallResult::Outcome::Trap ? "trapped" : "ran past its 30 s budget", r.message));
   if (r.outcome != CallResult::Outcome::Ok) return hardError("NP-37", "list-events could not be called: " + r.message);
   const std::string text = r.value.value_or("");
+  list_events_value_ = text;
   auto p = json::parse(text);
   if (!p) {
     fault("NP-06", "list-events did not return JSON", "a JSON array of PI event names", shorten(text));

@@ -163,6 +163,7 @@ class Host {
   const std::vector<std::string>& notifications() const { return notices_; }  // shown lines
   const std::vector<std::string>& subscriptions() const { return subs_; }      // effective, fixed at load
   const std::vector<std::string>& requested() const { return requested_; }     // list-events as returned
+  const std::optional<std::string>& listEventsValue() const { return list_events_value_; }  // its raw string
   const std::vector<std::string>& tools() const { return tools_; }
   std::uint64_t droppedEvents() const { return dropped_; }
   std::uint64_t rebuilds() const { return rebuilds_; }
@@ -218,6 +219,7 @@ class Host {
   std::size_t store_bytes_ = 0;
   std::string context_;
   std::optional<std::string> last_tool_result_;
+  std::optional<std::string> list_events_value_;
   std::size_t notify_this_turn_ = 0, suppressed_this_turn_ = 0, sent_this_turn_ = 0;
   std::uint64_t dropped_ = 0, rebuilds_ = 0;
 };

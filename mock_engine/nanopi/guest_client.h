@@ -1,0 +1,85 @@
+// mock_engine/nanopi/guest_client — the nanopi guest runner process (`node <dir>/runner.mjs`,
+// docs/guest-protocol.md "nanopi runner") over core/wire: newline-delimited JSON-RPC on the child's
+// stdio. Mechanism only: it frames, correlates ids, answers `h*` import requests AT ONCE through
+// the handler (they unblock the guest and must never queue behind the call they answer,
+// NANOPI-HOST.md §5.5) and puts a deadline on every wait. Every decision stays in Host.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json/json.h"
+#include "core/util/expected.h"
+#include "core/wire/channel.h"
+
+namespace conform::nanopi {
+
+// Beyond a call's guest budget the runner has this long to answer `timeout` itself (terminate the
+// worker, rebuild: 60–300 ms measured, NANOPI-HOST.md §4) before the client gives up on it. Import
+// round trips are added on top, since the budget counts guest time only (NP-27).
+inline constexpr std::chrono::milliseconds kRunnerSlack{3000};
+// `load` transpiles and compiles the component: 0.76–0.88 s measured cold (§4); a loaded CI
+// machine gets generous room.
+inline constexpr std::chrono::milliseconds kLoadDeadline{20000};
+// `shutdown` -> {} then exit 0; EOF -> exit within 1 s (guest protocol). Our wait for both.
+inline constexpr std::chrono::milliseconds kShutdownDeadline{2000};
+
+// The runner folder: explicit, else $CONFORM_GUEST_DIR, else the compile definition; + "/nanopi".
+std::string runnerDir(const std::string& explicit_guest_dir);
+
+class GuestClient {
+ public:
+  // Answers one import (name, args): the in-band string, or nullopt for void (host-log).
+  using ImportHandler = std::function<std::optional<std::string>(const std::string&, const std::vector<std::string>&)>;
+  // Observers of the raw traffic (the harness traces it and feeds the DSL inbox).
+  struct Tap {
+    std::function<void(std::string_view bytes)> out;    // bytes written to the runner
+    std::function<void(const wire::ChannelEvent&)> in;  // every channel event
+  };
+  GuestClient(wire::Reactor& r, ImportHandler h, Tap tap = {}) : reactor_(r), handler_(std::move(h)), tap_(std::move(tap)) {}
+  ~GuestClient();
+  GuestClient(const GuestClient&) = delete;
+  GuestClient& operator=(const GuestClient&) = delete;
+
+  // Spawns `node <dir>/runner.mjs`. `node` is looked up on PATH.
+  Expected<Ok, std::string> start(const std::string& runner_dir);
+  // Sends a request; returns its id.
+  std::int64_t request(std::string_view method, const json::Value& params);
+  // The reply frame of `id` once it arrived (taken out), else nullopt.
+  std::optional<json::Document> takeReply(std::int64_t id);
+  // Waits for the reply of `id` until the deadline; its `result`, or a readable error
+  // ("-32012 load failed [compile]: …", "no answer within …", "the runner exited: …").
+  Expected<json::Document, std::string> await(std::int64_t id, std::chrono::milliseconds d);
+  // `shutdown`, then wait for the exit; kills on the deadline. Idempotent.
+  void shutdown();
+  // Writes bytes as they are (DSL `send`), traced through the tap.
+  void sendRaw(std::string_view bytes);
+  // Runs I/O until pred() holds or the deadline; returns pred().
+  bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred);
+  bool ended() const { return !ended_.empty(); }
+  const std::string& endReason() const { return ended_; }
+  const std::vector<std::string>& console() const { return console_; }
+
+  // Error of a reply frame as text (nullopt when it has a result).
+  static std::optional<std::string> replyError(const json::Value& frame);
+
+ private:
+  void dispatch();
+  void onFrame(const std::string& bytes);
+
+  wire::Reactor& reactor_;
+  ImportHandler handler_;
+  Tap tap_;
+  std::unique_ptr<wire::Channel> ch_;
+  std::int64_t next_id_ = 1;
+  std::map<std::int64_t, json::Document> replies_;
+  std::vector<std::string> console_;
+  std::string ended_;
+};
+
+}  // namespace conform::nanopi
