@@ -18,15 +18,25 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
 # Only the core archive (and the DSL sources) are needed; building every target would compile
 # the CLI and the reference engine/plugin for nothing.
 cmake --build "$build" --target conform_fuzz_core -j "$(nproc)"
-lib="$build/fuzz/libconform_fuzz_core.a"
+core_lib="$build/fuzz/libconform_fuzz_core.a"
+# The state-machine targets (engine_state, plugin_sdk) link the whole library (reference engine and
+# plugin SDK); built only when one of them is present.
+if ls "$src"/fuzz/fuzz_engine_state.cpp "$src"/fuzz/fuzz_plugin_sdk.cpp >/dev/null 2>&1; then
+  cmake --build "$build" --target conform_lib -j "$(nproc)"
+fi
 
 for cpp in "$src"/fuzz/fuzz_*.cpp; do
   name="$(basename "$cpp" .cpp)"   # fuzz_json_parse
   t="${name#fuzz_}"               # json_parse
   extra=()
+  lib="$core_lib"
   if [ "$t" = dsl_parser ]; then
     [ -f "$src/harness/dsl/plan.h" ] || continue
     extra=("$src"/harness/dsl/*.cpp)
+  fi
+  if [ "$t" = engine_state ] || [ "$t" = plugin_sdk ]; then
+    lib="$build/libconform_lib.a"
+    [ "$t" = plugin_sdk ] && extra=("$src/harness/runner/fuzz_gen.cpp")
   fi
   $CXX $CXXFLAGS -std=c++20 -I"$src" -I"$build/generated" -isystem /usr/include \
     -DRAPIDJSON_HAS_STDSTRING=1 -DRAPIDJSON_HAS_CXX11_RVALUE_REFS=1 \

@@ -333,6 +333,10 @@ class Harness {
     auto& r = p.plugin_reqs[id];
     if (r.answers == 0 && !r.method.empty()) r.tainted = true;  // reused while pending
     if (r.answers > 0) r = Proc::PluginReq{};                     // reused after its answer: a new request
+    // Before the handshake is accepted a request is a protocol violation the engine need not
+    // answer (INIT-07): only requests sent on a connected connection are owed an answer.
+    auto st = engine_->status(p.plugin);
+    if (!st || st->state != engine::PluginState::Connected || engine_->connection(p.plugin) != c) r.tainted = true;
     r.method = method;
     r.sent = clk_.now();
     sent_keys_[id] = {c, producer + "/" + key + "/" + (k & 8 ? "o" : "h") + (k & 4 ? "q" : "s")};

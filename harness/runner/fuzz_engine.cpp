@@ -257,7 +257,7 @@ class EngineRun {
     trace_ = header_line_;
     tw_ = std::make_unique<trace::TraceWriter>(chunk_, clock::RealClock::instance(), trace::TraceWriter::NoHeader{},
                                                trace::WriterOptions{trace::FlushPolicy::Buffered, false});
-    t0_ = Clock::now();
+    vt0_ = vclk_.now();
     mon_ = std::make_unique<rules::MonitorSet>(&profile_);
     if (!setup(r.harness_error)) return r;
     ++sessions_;
@@ -332,7 +332,10 @@ class EngineRun {
   std::string traceText() const { return trace_; }
 
  private:
-  std::int64_t t() const { return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0_).count(); }
+  // Trace time is the ENGINE's time: it runs on its virtual clock, which moves only with
+  // clock.advance, so the monitors' timing rules (EMIT-10 grant expiry, QUOTA windows, PING-03)
+  // judge what the engine saw, not how long our pipes took.
+  std::int64_t t() const { return std::chrono::duration_cast<std::chrono::microseconds>(vclk_.now() - vt0_).count(); }
   void note(std::string_view s) {
     if (tw_) tw_->note(s, t());
   }
@@ -428,6 +431,21 @@ class EngineRun {
     drain();
   }
 
+  // Pumps until no frame arrived from the engine for kQuiet (at most kQuietMax).
+  void quiet() {
+    constexpr milliseconds kQuiet{30}, kQuietMax{500};
+    const auto give_up = Clock::now() + kQuietMax;
+    std::uint64_t seen = stats_.frames_received;
+    auto calm_until = Clock::now() + kQuiet;
+    while (!ended() && Clock::now() < give_up && Clock::now() < calm_until) {
+      waitSome(calm_until);
+      if (stats_.frames_received != seen) {
+        seen = stats_.frames_received;
+        calm_until = Clock::now() + kQuiet;
+      }
+    }
+  }
+
   void waitDriver() {
     const auto until = Clock::now() + kDriverWithin;
     while (!driver_pending_.empty() && !engine_exit_ && Clock::now() < until) waitSome(until);
@@ -471,12 +489,21 @@ class EngineRun {
         return;
       case EngineStep::Kind::Driver: {
         bind(s.text);
+        std::int64_t advance_ms = -1;
+        if (s.method == "clock.advance") {
+          // Frames the engine wrote before this step must be stamped before the jump: wait until
+          // the probe's relay has been quiet for a moment (bounded).
+          quiet();
+          if (auto pj = json::parse(s.text); pj && json::member(pj->doc, "ms") && json::member(pj->doc, "ms")->IsInt64())
+            advance_ms = json::member(pj->doc, "ms")->GetInt64();
+        }
         const std::int64_t id = next_driver_id_++;
         const std::string frame = fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":{},"params":{}}})", id, quote(s.method), s.text);
         driver_pending_[id] = s.method;
         if (s.method == "engine.shutdown") exit_expected_ = true;
         note("driver → " + frame);
         if (engine_) engine_->writeFrame(frame);
+        if (advance_ms > 0) vclk_.advance(milliseconds(advance_ms));
         return;
       }
       case EngineStep::Kind::Frame: {
@@ -700,7 +727,8 @@ class EngineRun {
   std::unique_ptr<rules::MonitorSet> mon_;
   std::size_t mon_seen_ = 0;
   std::uint64_t lines_ = 1;
-  Clock::time_point t0_;
+  clock::VirtualClock vclk_;
+  clock::TimePoint vt0_{};
   RunStats stats_;
   std::uint64_t sessions_ = 0;
 

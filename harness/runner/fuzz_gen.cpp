@@ -545,7 +545,15 @@ std::vector<FuzzStep> Generator::batch(Rng& rng, std::size_t max_len) {
     else if (g.mutate_percent > 0) s = g.special(rng);
     else s = g.valid(protocol::method::kPing, rng);
     if (!s || (s->bytes.empty() && !s->may_end)) continue;
-    if (chance(rng, g.mutate_percent) && !s->bytes.empty() && s->bytes.front() == '{') g.mutate(*s, rng);
+    if (chance(rng, g.mutate_percent) && !s->bytes.empty() && s->bytes.front() == '{') {
+      // A step that was possibly fatal stays so whatever the mutation did: mutate() decides
+      // may_end for the frames it breaks, and a "valid variation" (CR LF, split write) or a
+      // mutation that did not apply must not turn a 4 MiB + 1 line into valid input (the live
+      // fuzzer reported conform-plugin's FRAME-07 exit as "exit after valid input only").
+      const bool fatal = s->may_end;
+      g.mutate(*s, rng);
+      s->may_end = s->may_end || fatal;
+    }
     out.push_back(std::move(*s));
     if (out.back().may_end) break;  // the rest would most likely go unread: end the batch here
   }

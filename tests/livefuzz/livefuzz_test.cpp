@@ -212,3 +212,22 @@ TEST_CASE("livefuzz fault: double_answer", "[livefuzz][fault]") { findFault("dou
 TEST_CASE("livefuzz fault: wrong_jsonrpc", "[livefuzz][fault]") { findFault("wrong_jsonrpc", "rule", "RPC-01", true); }
 TEST_CASE("livefuzz fault: bad_hook_result", "[livefuzz][fault]") { findFault("bad_hook_result", "rule", "HOOK-17", true); }
 TEST_CASE("livefuzz fault: kind_mismatch", "[livefuzz][fault]") { findFault("kind_mismatch", "rule", "TOOL-12", true); }
+
+TEST_CASE("FRAME-06 livefuzz: an oversized line stays possibly fatal whatever mutation is applied to it", "[livefuzz][gen]") {
+  // Regression: mutate() cleared may_end on the 4 MiB + 1 step when no mutation applied (or a
+  // "valid variation" such as a split write did), so conform-plugin's FRAME-07 exit was judged an
+  // "exit after valid input only" (seed 8, 10-minute run against conform-plugin).
+  Generator g(protocol::profileV006(), 2000);
+  g.setTarget(conformPluginInfo());
+  g.setMutatePercent(100);
+  Rng rng(8);
+  std::size_t oversized = 0;
+  for (int i = 0; i < 3000 && oversized < 5; ++i)
+    for (const auto& s : g.batch(rng, 12))
+      if (s.bytes.size() > 4u * 1024 * 1024) {
+        ++oversized;
+        INFO(s.label);
+        CHECK(s.may_end);
+      }
+  CHECK(oversized > 0);
+}
