@@ -164,6 +164,29 @@ void Engine::post(std::function<void()> fn) {
   impl_->timers.schedule(impl_->clk.now(), std::move(fn));
 }
 
+bool Engine::Impl::settled() const {
+  if (!started) return false;
+  for (const PluginSlot& p : plugins)
+    if (p.status.state == PluginState::Connecting) return false;
+  return true;
+}
+
+void Engine::Impl::wakeSettleWaiters() {
+  if (settle_waiters.empty() || !settled()) return;
+  // Posted, not called: the state change that settled the last plugin is still in progress (the
+  // handshake writes plugin/recovery/start right after it, RECOV-01).
+  auto waiting = std::move(settle_waiters);
+  settle_waiters.clear();
+  for (auto& fn : waiting) self.post(std::move(fn));
+}
+
+void Engine::whenPluginsSettled(std::function<void()> fn) {
+  if (impl_->settled()) return fn();
+  impl_->settle_waiters.push_back(std::move(fn));
+}
+
+bool Engine::pluginsSettled() const { return impl_->settled(); }
+
 std::string Engine::newUuid() {
   // UUIDv7 layout: 48-bit wall-clock milliseconds, version 7, then a counter in the random bits.
   // Deterministic on a VirtualClock, unique within the engine (the counter never repeats).
@@ -193,6 +216,7 @@ void Engine::start() {
   impl_->started = true;
   for (std::size_t i = 0; i < impl_->plugins.size(); ++i)
     if (impl_->plugins[i].cfg.enabled) impl_->spawnPlugin(i);
+  impl_->wakeSettleWaiters();
 }
 
 void Engine::onBytes(ConnId id, std::string_view bytes) {
@@ -392,6 +416,7 @@ void Engine::Impl::setState(PluginSlot& p, PluginState s, std::optional<std::str
     observer->onLifecycle(p.cfg.name, p.conn, "state",
                           std::string(toString(s)) + (p.status.reason ? ": " + *p.status.reason : ""),
                           clk.now());
+  if (s != PluginState::Connecting) wakeSettleWaiters();  // LIFE-12
 }
 
 void Engine::Impl::spawnPlugin(std::size_t index) {
@@ -593,6 +618,38 @@ void Engine::Impl::handleFrameEvent(Conn& c, const wire::FrameEvent& ev) {
   }
 }
 
+namespace {
+
+// FRAME-19: R4 decodes into generic JSON values, where a repeated member name keeps the LAST
+// value. RapidJSON keeps every copy and json::member() finds the first, so the engine removes the
+// earlier copies before anything reads the frame. Linear per object (one map of names); recursion
+// is bounded by the parser's depth limit.
+void keepLastDuplicates(json::Value& v, json::Document::AllocatorType& a) {
+  // Index loops: RapidJSON's mutable member iterators compare ambiguously under C++20.
+  if (v.IsArray()) {
+    for (rapidjson::SizeType k = 0; k < v.Size(); ++k) keepLastDuplicates(v[k], a);
+    return;
+  }
+  if (!v.IsObject()) return;
+  const rapidjson::SizeType n = v.MemberCount();
+  // Owned keys: moving a member below moves its (possibly inline) name storage.
+  std::map<std::string, rapidjson::SizeType> last;
+  for (rapidjson::SizeType k = 0; k < n; ++k) {
+    const json::Value& name = (v.MemberBegin() + k)->name;
+    last[std::string(name.GetString(), name.GetStringLength())] = k;
+  }
+  json::Value out(rapidjson::kObjectType);
+  for (rapidjson::SizeType k = 0; k < n; ++k) {
+    auto m = v.MemberBegin() + k;
+    if (last[std::string(m->name.GetString(), m->name.GetStringLength())] != k) continue;
+    keepLastDuplicates(m->value, a);
+    out.AddMember(m->name, m->value, a);  // moves name and value
+  }
+  v = std::move(out);
+}
+
+}  // namespace
+
 void Engine::Impl::handleFrame(Conn& c, const std::string& bytes) {
   // FRAME-10/13/14: empty lines, BOMs and bad JSON are fatal, never answered with -32700.
   auto parsed = json::parse(bytes);
@@ -600,6 +657,7 @@ void Engine::Impl::handleFrame(Conn& c, const std::string& bytes) {
     fatal(c, "malformed plugin message: " + parsed.error().message);
     return;
   }
+  if (!parsed->duplicates.empty()) keepLastDuplicates(parsed->doc, parsed->doc.GetAllocator());
   const json::Value& msg = parsed->doc;
   // FRAME-11: one JSON object per frame; arrays (batches) and scalars are fatal.
   if (!msg.IsObject()) {

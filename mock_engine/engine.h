@@ -297,6 +297,11 @@ class Engine {
                               const std::string& kind, std::string_view message);
   // Runs `fn` at the next tick() (coalescing watches, RECOV-14).
   void post(std::function<void()> fn);
+  // LIFE-12: runs `fn` now when the engine has started and no enabled plugin is `connecting`;
+  // otherwise at the first tick() after the last pending handshake settled (connected or failed).
+  // The runtime waits on it before the first user_before_input of a root input.
+  void whenPluginsSettled(std::function<void()> fn);
+  bool pluginsSettled() const;
 
   std::string newUuid();
 

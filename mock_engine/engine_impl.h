@@ -91,6 +91,10 @@ struct Engine::Impl {
   std::function<void(ConnId, const std::string&, bool)> conn_watch;  // issue 5 (RECOV-14)
   std::function<void(const ToolCallStatus&)> tool_done;
   std::function<void(std::uint64_t, const PingStatus&)> ping_done;
+  // LIFE-12: work waiting until no enabled plugin is `connecting` (Engine::whenPluginsSettled).
+  std::vector<std::function<void()>> settle_waiters;
+  bool settled() const;
+  void wakeSettleWaiters();
 
   // ---- engine.cpp --------------------------------------------------------------------------------
   Conn* conn(ConnId id);

@@ -461,6 +461,16 @@ void Runtime::inputStep(const std::shared_ptr<RunState>& r) {
     setupStep(r);
   };
   if (r->delegated) return started();  // HOOK-36: never for delegated sessions
+  // LIFE-12: the chain waits until every enabled plugin is connected or failed, so a plugin still
+  // in its handshake gets the first input's hook instead of missing it.
+  std::weak_ptr<bool> alive = alive_;
+  engine_.whenPluginsSettled([this, r, started, alive] {
+    if (alive.expired()) return;  // the runtime went away while the plugins were starting
+    inputChain(r, started);
+  });
+}
+
+void Runtime::inputChain(const std::shared_ptr<RunState>& r, std::function<void()> started) {
   auto st = std::make_shared<InputChain>();
   st->text = r->input;
   hooks_.runTyped<protocol::UserBeforeInputResult>(

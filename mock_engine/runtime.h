@@ -150,6 +150,7 @@ class Runtime {
                                            RunDone done);
   void selectStep(const std::shared_ptr<RunState>& r);
   void inputStep(const std::shared_ptr<RunState>& r);
+  void inputChain(const std::shared_ptr<RunState>& r, std::function<void()> started);
   void setupStep(const std::shared_ptr<RunState>& r);
   void attemptStep(const std::shared_ptr<RunState>& r);
   void headersStep(const std::shared_ptr<RunState>& r);
@@ -170,6 +171,8 @@ class Runtime {
   std::map<std::string, std::shared_ptr<RunState>> active_;  // run id -> state
   std::map<std::string, std::function<void(const ToolCallStatus&)>> waiting_tools_;
   std::uint64_t internal_model_calls_ = 0;
+  // LIFE-12: callbacks parked in Engine::whenPluginsSettled check it (the runtime may go first).
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 // JSON of a run record and of a session operation result (driver replies, tests).
