@@ -6,7 +6,7 @@
 // recipe into a cache folder keyed by a hash of the sources.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,17 +30,19 @@ export function componentsDir() {
   const dir = join(tmpdir(), `conform-nanopi-components-${h.digest('hex').slice(0, 16)}`);
   const manifest = JSON.parse(readFileSync(join(SRC, 'manifest.json'), 'utf8'));
   if (!existsSync(join(dir, 'done'))) {
-    mkdirSync(dir, { recursive: true });
+    // Built in a private folder, then renamed into place: test files run in parallel under `npm test`.
+    const work = mkdtempSync(`${dir}.tmp-`);
     for (const c of manifest.components) {
       if (c.source.endsWith('.wat')) continue;
       execFileSync('clang-14', ['--target=wasm32', '-O2', '-nostdlib', '-ffreestanding', '-fno-builtin',
         '-Wl,--no-entry', '-Wl,--allow-undefined', ...c.defines.map((d) => `-D${d}`),
-        '-o', join(dir, `${c.name}.core.wasm`), join(SRC, c.source)], { stdio: 'inherit' });
+        '-o', join(work, `${c.name}.core.wasm`), join(SRC, c.source)], { stdio: 'inherit' });
     }
     execFileSync(process.execPath, [join(GUEST, 'build-component.mjs'), '--manifest', join(SRC, 'manifest.json'),
-      '--core-dir', dir, '--out-dir', dir], { stdio: 'inherit' });
-    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
-    writeFileSync(join(dir, 'done'), '');
+      '--core-dir', work, '--out-dir', work], { stdio: 'inherit' });
+    writeFileSync(join(work, 'manifest.json'), JSON.stringify(manifest));
+    writeFileSync(join(work, 'done'), '');
+    try { renameSync(work, dir); } catch { rmSync(work, { recursive: true, force: true }); } // another won
   }
   return (dirCache = dir);
 }
