@@ -8,7 +8,7 @@
 // retry and verdict lives in C++ (mock_engine/nanopi/). The guest runs in worker.mjs on a
 // worker_thread; a guest past its budget is stopped by terminating that worker and starting a fresh
 // one (NANOPI-HOST.md §4: V8 has no epoch interruption).
-import { readFile, mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { readFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -257,6 +257,7 @@ async function doLoad(params) {
   const failLoad = (stage, e) => ({ code: ERR.loadFailed, message: `load failed at ${stage}: ${e && e.message ? e.message : e}`, data: { stage, path: params.path } });
   await killWorker();
   await killSpare();
+  if (component) dropDir(component.dir); // a long session (fuzzing) loads many components
   component = null;
   let bytes;
   try {
@@ -294,7 +295,7 @@ async function doLoad(params) {
       if (name.endsWith('.wasm')) modules[name] = await WebAssembly.compile(data);
       else if (name.endsWith('.js')) await writeFile(join(dir, name), data);
     }
-  } catch (e) { return failLoad('compile', e); }
+  } catch (e) { if (dir) dropDir(dir); return failLoad('compile', e); }
   component = { dir, jsUrl: pathToFileURL(join(dir, 'component.js')).href, modules, exportsJs,
     instantiated: false, path: params.path, unsupported };
   const result = { world: inferWorld(exps), exports: exps, imports, unsupported_imports: unsupported,
@@ -309,6 +310,7 @@ async function doLoad(params) {
     if (ready.error) {
       await killSpare();
       await killWorker();
+      dropDir(component.dir);
       component = null;
       return failLoad(ready.stage, ready.error);
     }
@@ -393,6 +395,10 @@ function exitNow(code) {
   const hard = setTimeout(() => { cleanup(); process.exit(code); }, EXIT_GRACE_MS);
   hard.unref();
   protocolOut.write('', () => { cleanup(); process.exit(code); });
+}
+function dropDir(dir) {
+  tempDirs = tempDirs.filter((d) => d !== dir);
+  try { rmSync(dir, { recursive: true, force: true }); } catch { /* best effort */ }
 }
 function cleanup() {
   for (const d of tempDirs) { try { rmSync(d, { recursive: true, force: true }); } catch { /* best effort */ } }
