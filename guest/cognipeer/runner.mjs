@@ -16,10 +16,13 @@ import { fileURLToPath } from 'node:url';
 const WORKER = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 
 // A responsive worker answers `timeout` itself at timeout_ms (worker.mjs). If nothing came back this long
-// after the deadline, the guest is blocking its thread (a synchronous loop): terminate and re-import.
-// 50 ms absorbs timer jitter on a loaded machine without making a stop noticeably late (guest-protocol.md:
-// "on a timeout the worker is terminated, the module re-imported").
+// after the deadline, the main thread looks at the worker's heartbeat (worker.mjs, every 20 ms): older
+// than STALE_BEAT_MS means a guest is blocking the thread (a synchronous loop) — terminate and re-import
+// (guest-protocol.md: "on a timeout the worker is terminated, the module re-imported"); fresher means the
+// worker is alive but its timer is late (a loaded machine): look again STUCK_GRACE_MS later. 50 ms keeps a
+// sync-loop stop close to its deadline; 250 ms of silence is 12 missed beats, not scheduling jitter.
 const STUCK_GRACE_MS = 50;
+const STALE_BEAT_MS = 250;
 // load: importing a module is a guest call too, and every wait has a deadline (guest-protocol.md
 // "Every wait has a deadline"); 10 s matches Cognipeer's own default plugin timeout (COGNIPEER-0.10.2.md).
 const DEFAULT_LOAD_TIMEOUT_MS = 10000;
@@ -29,7 +32,7 @@ const MAX_TIMEOUT_MS = 2147483647;
 // buffer without bound by a peer that never sends LF).
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 // EOF on stdin: exit 0 within 1 s (guest-protocol.md "Envelope"); what is still in flight gets until then.
-const EOF_EXIT_MS = 900;
+const EOF_EXIT_MS = 750; // leaves a quarter second for teardown on a loaded machine
 
 const TARGETS = new Set(['hook', 'setup', 'dispose', 'tool', 'systemPrompt', 'wrapModel', 'slot']);
 const NAMED_TARGETS = new Set(['hook', 'tool', 'slot']);
@@ -56,14 +59,41 @@ let pluginCount = 0;
 const inflight = new Map(); // request id -> {t0, deadline timer, generation}
 const queued = [];          // invokes that arrived while the worker restarts
 
-function startWorker(path, timeoutMs) {
-  // -> Promise<{ok:true, result} | {ok:false, stage, error}>, the worker ready or gone.
-  const gen = ++generation;
-  const w = new Worker(WORKER, { workerData: { path }, stdout: true, stderr: true });
-  worker = w;
+// A booted worker that has not imported anything yet: the next load or restart adopts it, so a restart
+// after a stuck guest costs the module's import, not a thread's boot as well.
+let spare = null;
+let heartbeat = null; // Float64Array over the current worker's shared heartbeat stamp (epoch ms)
+
+function isStuck() {
+  if (!heartbeat) return true;
+  return performance.timeOrigin + performance.now() - heartbeat[0] > STALE_BEAT_MS;
+}
+
+function bootWorker() {
+  const w = new Worker(WORKER, { stdout: true, stderr: true });
   // Anything that bypasses the worker's patched write functions still lands here, never on our stdout.
   w.stdout.on('data', (b) => notify('console', { plugin: null, plugin_name: null, id: null, stream: 'stdout', text: b.toString('utf8'), uncaptured: true }));
   w.stderr.on('data', (b) => notify('console', { plugin: null, plugin_name: null, id: null, stream: 'stderr', text: b.toString('utf8'), uncaptured: true }));
+  return w;
+}
+
+function prepareSpare() {
+  if (spare || shuttingDown) return;
+  spare = bootWorker();
+  spare.unref(); // a spare never keeps the runner alive
+  spare.on('error', () => { spare = null; });
+  spare.on('exit', () => { spare = null; });
+}
+
+function startWorker(path, timeoutMs) {
+  // -> Promise<{ok:true, result} | {ok:false, stage, error}>, the worker ready or gone.
+  const gen = ++generation;
+  let w = spare;
+  spare = null;
+  if (w) { w.removeAllListeners('error'); w.removeAllListeners('exit'); w.ref(); } else { w = bootWorker(); }
+  worker = w;
+  heartbeat = new Float64Array(new SharedArrayBuffer(8));
+  w.postMessage({ op: 'load', path, heartbeat: heartbeat.buffer });
   return new Promise((resolveLoad) => {
     let settled = false;
     const done = (v) => { if (!settled) { settled = true; clearTimeout(timer); resolveLoad(v); } };
@@ -163,6 +193,7 @@ async function restart(ending) {
     reply(id, out);
   }
   while (queued.length) dispatchInvoke(queued.shift());
+  setImmediate(prepareSpare);
   maybeExitAfterEof();
 }
 
@@ -173,11 +204,13 @@ function dispatchInvoke(q) {
   if (params.plugin >= pluginCount) return fail(id, -32013, `no plugin at index ${params.plugin}`, { plugins: pluginCount });
   const gen = generation;
   const f = { t0: performance.now(), gen, timer: null };
-  f.timer = setTimeout(() => {
+  const check = () => {
     if (gen !== generation || !inflight.has(id)) return;
+    if (!isStuck()) { f.timer = setTimeout(check, STUCK_GRACE_MS); return; } // alive: its own timer will answer
     diag(`invoke ${id} blocked its worker past ${params.timeout_ms} ms; terminating and re-importing`);
     restart({ outcome: 'timeout' });
-  }, params.timeout_ms + STUCK_GRACE_MS);
+  };
+  f.timer = setTimeout(check, params.timeout_ms + STUCK_GRACE_MS);
   inflight.set(id, f);
   worker.postMessage({ op: 'invoke', id, plugin: params.plugin, target: params.target, name: params.name,
     input: params.input, ctx: params.ctx, timeout_ms: params.timeout_ms });
@@ -221,6 +254,7 @@ async function onLoad(id, params) {
     pluginCount = r.result.plugins.length;
     reply(id, { ...r.result, path, load_ms: round(performance.now() - t0), import_ms: round(r.result.load_ms) });
   }
+  setImmediate(prepareSpare);
   // Invokes pipelined behind the load run now (or are refused: nothing loaded).
   while (queued.length) dispatchInvoke(queued.shift());
   maybeExitAfterEof();
@@ -247,6 +281,7 @@ function shutdown(code) {
   if (shuttingDown) return;
   shuttingDown = true;
   if (worker) worker.terminate().catch(() => {});
+  if (spare) spare.terminate().catch(() => {});
   process.exit(code);
 }
 

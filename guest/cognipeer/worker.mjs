@@ -6,7 +6,7 @@
 // `console` messages, attributed to the invoke in whose async context it happened (AsyncLocalStorage);
 // nothing ever reaches the runner's stdout. This file holds no Cognipeer policy: it loads, calls, times
 // and encodes.
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -346,9 +346,26 @@ function safeEncodeJSON(v) {
   try { return JSON.stringify(encode(v)); } catch { return null; }
 }
 
+// Heartbeat: while this thread's event loop turns, it stamps the time into memory shared with the main
+// thread every HEARTBEAT_MS. A stale stamp past a deadline means a guest is blocking the thread (a
+// synchronous loop), as opposed to a merely late timer on a loaded machine (runner.mjs, isStuck()).
+const HEARTBEAT_MS = 20;
+let beat = null;
+function startHeartbeat(buffer) {
+  beat = new Float64Array(buffer);
+  const stamp = () => { beat[0] = performance.timeOrigin + performance.now(); };
+  stamp();
+  setInterval(stamp, HEARTBEAT_MS).unref();
+}
+
+// The runner may start this worker ahead of need (a spare, so a restart does not pay the thread's boot
+// time); it imports the module when told to, once.
+let loadStarted = false;
 parentPort.on('message', (m) => {
   if (m && m.op === 'invoke') invoke(m);
-  else if (m && m.op === 'ping') post({ op: 'pong', seq: m.seq });
+  else if (m && m.op === 'load' && !loadStarted) {
+    loadStarted = true;
+    startHeartbeat(m.heartbeat);
+    load(m.path);
+  }
 });
-
-load(workerData.path);

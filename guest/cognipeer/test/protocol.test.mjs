@@ -91,6 +91,7 @@ test('EOF on stdin: exit 0 within 1 s, even with a guest stuck in a loop', async
 test('EOF with nothing in flight exits at once; pipelined requests before EOF are answered', async () => {
   const r = new Runner();
   r.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'load', params: { path: fixture('behaviours.mjs') } }));
+  await r.wait(1); // a cold load can take longer than the EOF allowance on a loaded machine
   r.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'invoke', params: { plugin: 0, target: 'hook', name: 'echo', input: 'x', ctx: { runId: 'r', state: {} }, timeout_ms: 1000 } }));
   r.child.stdin.end();
   const [code] = await r.exited;
