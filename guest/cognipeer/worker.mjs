@@ -11,6 +11,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { format } from 'node:util';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { encode, decode, deepFreeze } from './codec.mjs';
 
 const als = new AsyncLocalStorage();
@@ -45,6 +47,26 @@ function captureWrite(stream) {
 }
 process.stdout.write = captureWrite('stdout');
 process.stderr.write = captureWrite('stderr');
+
+// fd 1 and 2 of a worker are the process's own: fs.writeSync(1, …) would bypass process.stdout and land
+// in the runner's JSON-RPC stream. Those writes are captured the same way (named ESM imports of node:fs
+// see the patch through syncBuiltinESMExports).
+const realWriteSync = fs.writeSync;
+const realWrite = fs.write;
+const FD_STREAM = { 1: 'stdout', 2: 'stderr' };
+fs.writeSync = function writeSync(fd, buffer, ...rest) {
+  if (!(fd in FD_STREAM)) return realWriteSync.call(fs, fd, buffer, ...rest);
+  const text = typeof buffer === 'string' ? buffer : Buffer.from(buffer.buffer ?? buffer, buffer.byteOffset ?? 0, buffer.byteLength ?? buffer.length).toString('utf8');
+  post({ op: 'console', ...current(), stream: FD_STREAM[fd], text });
+  return typeof buffer === 'string' ? Buffer.byteLength(buffer) : (buffer.byteLength ?? buffer.length);
+};
+fs.write = function write(fd, buffer, ...rest) {
+  if (!(fd in FD_STREAM)) return realWrite.call(fs, fd, buffer, ...rest);
+  const n = fs.writeSync(fd, buffer);
+  const cb = rest.find((x) => typeof x === 'function');
+  if (cb) queueMicrotask(() => cb(null, n, buffer));
+};
+syncBuiltinESMExports();
 
 // Errors thrown later from a guest's timer or a dangling promise: reported, never fatal to the worker.
 process.on('uncaughtException', (e) => post({ op: 'uncaught', ...current(), error: errorInfo(e) }));

@@ -128,6 +128,8 @@ test('console capture: console.*, process.stdout/stderr writes never reach stdou
     ['stdout', 'raw stdout\n'],
     ['stderr', 'raw stderr\n'],
     ['stdout', 'after await\n'],
+    ['stdout', 'fd one\n'],
+    ['stderr', 'fd two\n'],
   ]);
   for (const line of r.lines) assert.equal(JSON.parse(line).jsonrpc, '2.0'); // every stdout line is JSON-RPC
 }));

@@ -81,6 +81,7 @@ test('load failures carry their stage: read, compile, import, instantiate', () =
     [fixture('bad-syntax.mjs'), 'compile'],
     [fixture('bad-toplevel.mjs'), 'import'],
     [fixture('bad-factory.mjs'), 'instantiate'],
+    [fixture('bad-exit-at-import.mjs'), 'import'],
   ];
   for (const [path, stage] of cases) {
     const m = await r.request('load', { path });
