@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync, mkdtempSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Runner, component, componentsDir, manifest } from './helpers.mjs';
+import { execFileSync } from 'node:child_process';
+import { GUEST, Runner, component, componentsDir, manifest } from './helpers.mjs';
 
 const scratch = mkdtempSync(join(tmpdir(), 'conform-nanopi-test-'));
 const runners = [];
@@ -78,6 +79,22 @@ test('garbage, a missing file, a core module and a truncated component → -3201
   // The runner stays usable, and a failed load leaves nothing loaded.
   assert.equal((await r.request('call', { export: 'list-tools', args: [], budget_ms: 1000 })).error.code, -32011);
   assert.equal((await r.ok('load', { path: component('events_plugin') })).instantiated, true);
+});
+
+test('a component whose core start function traps → -32012 at the instantiate stage', async () => {
+  const wat = join(scratch, 'start_trap.wat');
+  writeFileSync(wat, `(module (memory (export "memory") 1) (func $boom unreachable) (start $boom)
+    (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (i32.const 1024))
+    (func (export "list-tools") (result i32) (i32.const 0))
+    (func (export "execute-tool") (param i32 i32 i32 i32) (result i32) (i32.const 0)))`);
+  const out = join(scratch, 'start_trap.wasm');
+  execFileSync(process.execPath, [join(GUEST, 'build-component.mjs'), '--core', wat, '--wit',
+    join(GUEST, 'wit', 'nanopi.wit'), '--world', 'extension', '-o', out]);
+  const r = runner();
+  const res = await r.request('load', { path: out });
+  assert.equal(res.error?.code, -32012);
+  assert.equal(res.error.data.stage, 'instantiate');
+  assert.match(res.error.message, /unreachable/);
 });
 
 test('envelope errors: parse error, invalid request, unknown method, bad params, no such export', async () => {
