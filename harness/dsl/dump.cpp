@@ -14,6 +14,7 @@ const char* toString(MsgKind k) {
     case MsgKind::Response: return "response";
     case MsgKind::Error: return "error";
     case MsgKind::Frame: return "frame";
+    case MsgKind::Answer: return "answer";
   }
   return "?";
 }
@@ -81,13 +82,16 @@ void dumpSteps(std::string& out, const std::vector<Step>& steps, int indent) {
         break;
       }
       case K::SendRaw: line += fmt::format(" hex:{}", hex(s.text)); break;
-      case K::SendFrame: line += " " + js(s.json); break;
+      case K::SendFrame:
+        line += " " + js(s.json);
+        if (s.size) line += fmt::format(" size={}", s.size);
+        break;
       case K::Expect:
       case K::ExpectNo:
         line += fmt::format(" {}", toString(s.msg));
         if (!s.method.empty()) line += " " + s.method;
         if (!s.ref.empty()) line += " $" + s.ref;
-        if (s.code) line += fmt::format(" code={}", *s.code);
+        if (s.code) line += fmt::format(" {}={}", s.not_code ? "not-code" : "code", *s.code);
         if (s.json) line += fmt::format(" {}{}", s.exact ? "exact " : "", js(s.json));
         line += fmt::format(" within={}", formatDuration(s.within.value_or(s.kind == K::ExpectNo ? kDefaultExpectNoWithin : kDefaultExpectWithin)));
         break;
@@ -134,8 +138,8 @@ std::string dump(const Plan& plan) {
     for (const auto& r : c.rules) rules += (rules.empty() ? "" : ",") + r;
     out += fmt::format("{} \"{}\" role={} profile={} rules={}", c.id, c.title, c.role, c.profile, rules);
     for (const Need& n : c.needs)
-      out += n.kind == Need::Kind::Tool ? " needs=tool"
-             : n.kind == Need::Kind::Hook ? " needs=hook:" + n.name : " needs=" + n.name;
+      out += std::string(n.negated ? " needs=no:" : " needs=") +
+             (n.kind == Need::Kind::Tool ? "tool" : n.kind == Need::Kind::Hook ? "hook:" + n.name : n.name);
     for (const auto& [k, v] : c.handshake) out += fmt::format(" handshake:{}={}", k, v);
     for (const auto& [k, v] : c.config) out += fmt::format(" config:{}={}", k, v);
     out += "\n";

@@ -189,13 +189,49 @@ class LineParser {
   std::optional<ParseError> err_;
 };
 
+// True when the JSON literal holds the string "$pad" somewhere (the padding slot of `size N`).
+bool mentionsPad(const json::Value& v) {
+  if (v.IsString()) return std::string_view(v.GetString(), v.GetStringLength()) == std::string("$") + kPadCapture;
+  if (v.IsObject()) {
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m)
+      if (mentionsPad(m->value)) return true;
+  } else if (v.IsArray()) {
+    for (const auto& e : v.GetArray())
+      if (mentionsPad(e)) return true;
+  }
+  return false;
+}
+
+// A method name may hold capture references as whole path segments: plugin/intercept/$h.
+bool validMethod(std::string_view m) {
+  std::size_t start = 0;
+  while (start <= m.size()) {
+    std::size_t slash = m.find('/', start);
+    std::string_view seg = m.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (seg.empty()) return false;
+    if (seg[0] == '$' && !validRef(seg)) return false;
+    if (seg[0] != '$' && seg.find('$') != std::string_view::npos) return false;
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return !m.empty();
+}
+
+bool methodWord(LineParser& p, std::string& out) {
+  if (!p.word(out, "a method name")) return false;
+  if (!validMethod(out))
+    return p.errorPrev(fmt::format("invalid method name `{}` (a capture is a whole segment: plugin/intercept/$h)", out));
+  return true;
+}
+
 bool parseMsgKind(LineParser& p, MsgKind& k) {
   if (p.keyword("request")) k = MsgKind::Request;
   else if (p.keyword("notify")) k = MsgKind::Notify;
   else if (p.keyword("response")) k = MsgKind::Response;
   else if (p.keyword("error")) k = MsgKind::Error;
   else if (p.keyword("frame")) k = MsgKind::Frame;
-  else return p.expected("request, notify, response, error or frame");
+  else if (p.keyword("answer")) k = MsgKind::Answer;
+  else return p.expected("request, notify, response, error, answer or frame");
   return true;
 }
 
@@ -207,7 +243,16 @@ bool parseExpectMsg(LineParser& p, Step& s, bool no) {
   if (s.msg == MsgKind::Request || s.msg == MsgKind::Notify) {
     const Token* t = p.peek();
     if (t && t->kind == Token::Kind::Word && t->text != "exact" && t->text != "as" && t->text != "within")
-      p.word(s.method, "a method name");
+      if (!methodWord(p, s.method)) return false;
+  } else if (s.msg == MsgKind::Answer) {
+    // expect answer $r [not CODE]: the reference is required (an answer is to one request).
+    if (!p.ref(s.ref, "a request reference like $r after `answer`")) return false;
+    if (p.keyword("not")) {
+      std::int64_t c = 0;
+      if (!p.integer(c, "an error code after `not`")) return false;
+      s.code = c;
+      s.not_code = true;
+    }
   } else if (s.msg == MsgKind::Response || s.msg == MsgKind::Error) {
     const Token* t = p.peek();
     if (t && t->kind == Token::Kind::Word && !t->text.empty() && t->text[0] == '$')
@@ -263,7 +308,7 @@ bool parseExpect(LineParser& p, Step& s) {
 bool parseSend(LineParser& p, Step& s) {
   if (p.keyword("request")) {
     s.kind = Step::Kind::SendRequest;
-    if (!p.word(s.method, "a method name") || !p.jsonObject(s.json, "a JSON object of params")) return false;
+    if (!methodWord(p, s.method) || !p.jsonObject(s.json, "a JSON object of params")) return false;
     if (p.keyword("id")) {
       const Token* t = p.peek();
       if (t && t->kind == Token::Kind::String) {
@@ -285,7 +330,7 @@ bool parseSend(LineParser& p, Step& s) {
   }
   if (p.keyword("notify")) {
     s.kind = Step::Kind::SendNotify;
-    return p.word(s.method, "a method name") && p.jsonObject(s.json, "a JSON object of params") && p.end();
+    return methodWord(p, s.method) && p.jsonObject(s.json, "a JSON object of params") && p.end();
   }
   if (p.keyword("response")) {
     s.kind = Step::Kind::SendResponse;
@@ -321,6 +366,15 @@ bool parseSend(LineParser& p, Step& s) {
     s.kind = Step::Kind::SendFrame;
     if (!p.jsonOpt(s.json)) return false;
     if (!s.json) return p.expected("a JSON literal");
+    if (p.keyword("size")) {
+      std::int64_t n = 0;
+      if (!p.integer(n, "a frame size in bytes")) return false;
+      if (n < 2 || static_cast<std::uint64_t>(n) > kMaxFrameSize)
+        return p.errorPrev(fmt::format("frame size must be 2–{} bytes", kMaxFrameSize));
+      if (!mentionsPad(*s.json))
+        return p.errorPrev(fmt::format("`size` needs a \"${}\" string in the frame to pad", kPadCapture));
+      s.size = static_cast<std::uint64_t>(n);
+    }
     return p.end();
   }
   return p.expected("request, notify, response, error, raw or frame after `send`");
@@ -512,6 +566,7 @@ class FileParser {
     } else if (kw == "needs") {
       Need n;
       n.loc = base;
+      n.negated = p.keyword("no");
       if (!p.word(v, "a capability, `hook NAME` or `tool`")) return flush(p);
       if (v == "tool") n.kind = Need::Kind::Tool;
       else if (v == "hook") {

@@ -42,7 +42,8 @@ struct ParseError {
 using JsonPtr = std::shared_ptr<const json::Document>;
 
 // What an `expect` step is about.
-enum class MsgKind : std::uint8_t { Request, Notify, Response, Error, Frame };
+// Answer: a response or an error to a given request (`expect answer $r`), matched as a whole frame.
+enum class MsgKind : std::uint8_t { Request, Notify, Response, Error, Frame, Answer };
 const char* toString(MsgKind);
 
 // `expect exit …` variants.
@@ -59,7 +60,7 @@ struct Step {
     SendError,     // send error $r CODE "message"
     SendRaw,       // send raw hex:… | text:"…"
     SendFrame,     // send frame {json}
-    Expect,        // expect request|notify|response|error|frame …
+    Expect,        // expect request|notify|response|error|frame|answer …
     ExpectNo,      // expect no request|notify|response|error|frame …
     ExpectExit,    // expect exit [code N|zero|nonzero|signal] [within D]
     ExpectEof,     // expect eof [within D]
@@ -83,6 +84,7 @@ struct Step {
   bool exact = false;     // expect … exact {…}: equality instead of subset
   MsgKind msg = MsgKind::Frame;
   std::optional<std::int64_t> code;  // send error CODE, expect error CODE, expect exit code N
+  bool not_code = false;  // expect answer $r not CODE: an error answer with this code FAILs
   std::string text;       // send error message, send raw bytes, expect state name, drive action
   std::string reason;     // expect state … reason "substring"
   ExitWant exit = ExitWant::Any;
@@ -91,15 +93,22 @@ struct Step {
   FaultKind fault = FaultKind::Kill;
   std::uint32_t count = 0;            // repeat N
   std::vector<std::string> args;      // drive: raw argument tokens (JSON args are in `json`)
+  // send frame {json} size N: the compact frame is padded to exactly N bytes before its LF by
+  // binding the capture `$pad` to a run of 'x' (FRAME-07's 4 MiB boundary frames without a 4 MiB
+  // literal in the script). 0 = no padding.
+  std::uint64_t size = 0;
   std::vector<Step> body;             // repeat / for each
 };
 const char* toString(Step::Kind);
 
 // A `needs` directive: the case is NOT-APPLICABLE when the handshake lacks it.
+// `needs no …` negates it: the case applies only when the handshake LACKS the capability, hook or
+// tool (rules conditional on a flag being off, e.g. EMIT-24, INIT-14).
 struct Need {
   enum class Kind : std::uint8_t { Capability, Hook, Tool } kind = Kind::Capability;
   std::string name;  // capability or hook name; "" for tool
   Loc loc;
+  bool negated = false;
 };
 
 struct Case {
@@ -153,5 +162,10 @@ inline constexpr Millis kDefaultExitWithin{3000};
 inline constexpr Millis kMaxWithin{60000};
 // `repeat N` bound: a typo like `repeat 1000000` must not hang the catalogue.
 inline constexpr std::uint32_t kMaxRepeat = 10000;
+// `send frame … size N` bound: twice the 4,194,304-byte frame limit of PROTOCOL §2 (FRAME-06/07)
+// is enough for every boundary case; more would only burn memory in the trace.
+inline constexpr std::uint64_t kMaxFrameSize = 8u * 1024 * 1024;
+// The capture name `send frame … size N` binds to the padding (docs/dsl.md).
+inline constexpr const char* kPadCapture = "pad";
 
 }  // namespace conform::dsl

@@ -263,13 +263,17 @@ std::optional<std::string> CaseRunner::notApplicable() const {
   if (!st) return std::nullopt;
   const auto& cap = st->capabilities;
   for (const dsl::Need& n : case_.needs) {
+    // `has`: the handshake has it; `what`: how the reason names it. `needs no …` inverts the test.
+    bool has = false;
+    std::string what;
     switch (n.kind) {
       case dsl::Need::Kind::Tool:
-        if (st->tools.empty()) return std::string("the plugin declares no tool");
+        has = !st->tools.empty();
+        what = "a tool";
         break;
       case dsl::Need::Kind::Hook:
-        if (std::find(cap.intercept.begin(), cap.intercept.end(), n.name) == cap.intercept.end())
-          return fmt::format("the plugin does not intercept {}", n.name);
+        has = std::find(cap.intercept.begin(), cap.intercept.end(), n.name) != cap.intercept.end();
+        what = "the hook " + n.name;
         break;
       case dsl::Need::Kind::Capability: {
         const std::map<std::string, bool> known = {
@@ -279,10 +283,13 @@ std::optional<std::string> CaseRunner::notApplicable() const {
             {"producer", st->producer_enabled}};
         auto it = known.find(n.name);
         if (it == known.end()) return std::nullopt;  // reported as an error by run()
-        if (!it->second) return fmt::format("the handshake does not declare {}", n.name);
+        has = it->second;
+        what = n.name;
         break;
       }
     }
+    if (!has && !n.negated) return fmt::format("the handshake does not declare {}", what);
+    if (has && n.negated) return fmt::format("the handshake declares {} (the case needs its absence)", what);
   }
   return std::nullopt;
 }
@@ -320,6 +327,7 @@ CaseRun CaseRunner::run() {
   if (err.empty() && target_.argv.empty()) err = "no command to test (give it after --)";
   if (err.empty() && configure(err)) {
     eng_ = std::make_unique<engine::Engine>(cfg_, *this, clk_);
+    runtime_ = std::make_unique<engine::Runtime>(*eng_);  // installs the engine's tool hook gate
     eng_->setObserver(this);
     eng_->start();
     const std::string& name = cfg_.plugins[0].name;
@@ -410,10 +418,44 @@ Peer::Outcome CaseRunner::fault(dsl::FaultKind k, dsl::Millis d) {
       stdin_closed_ = true;
       if (tw_) tw_->eof(trace::Dir::EngineToPlugin);
       return Outcome::ok();
-    case dsl::FaultKind::Restart:
-      return Outcome::error("fault restart is not available in role engine yet (the reference engine has no restart action)");
+    case dsl::FaultKind::Restart: return restart();
   }
   return Outcome::error("unknown fault");
+}
+
+// fault restart: the reference engine restarts as its driver's `engine.restart` does (SHUT sequence
+// for the plugin, then a new process on a new connection with a fresh epoch and handshake). The
+// steps continue on the new connection; the inbox keeps what the old one said. Frames of the new
+// handshake are left unconsumed only when the case judged the first one (judges_handshake).
+Peer::Outcome CaseRunner::restart() {
+  const std::string& name = cfg_.plugins[0].name;
+  const engine::ConnId old_conn = conn_;
+  eng_->beginRestart();
+  auto grace = std::chrono::milliseconds(cfg_.plugins[0].shutdown_grace_ms);
+  if (!pumpUntil(wire::deadlineIn(grace + kShutdownSlack), [&] { return eng_->restartReady(); }))
+    return Outcome::error("fault restart: the reference engine did not finish stopping the plugin in time");
+  auto old = chans_.find(old_conn);
+  if (old != chans_.end()) old->second->close(false);
+  dispatch();
+  // The old process's EOF and exit belong to the old connection: `expect exit|eof` after the
+  // restart waits for the new process.
+  for (Inbound& in : conv_.inbox)
+    if (in.kind != Inbound::Kind::Frame) in.consumed = true;
+  const std::size_t mark = conv_.inbox.size();
+  eng_->finishRestart();
+  if (tw_) tw_->note("fault restart: plugin started again on a new connection");
+  pumpUntil(wire::deadlineIn(std::chrono::milliseconds(cfg_.plugins[0].startup_timeout_ms) + kHandshakeSlack), [&] {
+    auto st = eng_->status(name);
+    return st && conn_ != old_conn && st->state != engine::PluginState::Connecting;
+  });
+  auto st = eng_->status(name);
+  if (!st || st->state != engine::PluginState::Connected)
+    return Outcome::failure("the plugin did not reconnect after an engine restart", "state connected after the restart",
+                            st ? std::string(engine::toString(st->state)) + (st->reason ? " (" + *st->reason + ")" : "")
+                               : "no status");
+  if (!case_.judges_handshake)
+    for (std::size_t i = mark; i < conv_.inbox.size(); ++i) conv_.inbox[i].consumed = true;
+  return Outcome::ok();
 }
 
 // drive ACTION …: the reference engine acts (docs/dsl.md lists the actions).
@@ -473,7 +515,46 @@ Peer::Outcome CaseRunner::drive(const std::string& action, const std::vector<std
     eng_->flushDiagnostics();
     return Outcome::ok();
   }
-  return Outcome::error(fmt::format("unknown drive action `{}` (session.create, event, tool.call, ping, shutdown, flush)", action));
+  if (action == "run" || action == "compact") return driveRuntime(action, args, json);
+  return Outcome::error(fmt::format(
+      "unknown drive action `{}` (session.create, event, tool.call, ping, shutdown, flush, run, compact)", action));
+}
+
+// drive run $s {input, turns?} / drive compact $s [{instructions?}]: the simulated runtime fires the
+// hooks at their trigger points (mock_engine/runtime.h); the step waits for the run or operation to
+// end and binds its record (`as $r`: {run_id, state, reason, …} / {status, …}).
+Peer::Outcome CaseRunner::driveRuntime(const std::string& action, const std::vector<std::string>& args,
+                                       const json::Document& json) {
+  if (args.empty()) return Outcome::error(fmt::format("drive {}: missing the session argument", action));
+  const std::string& session = args[0];
+  std::shared_ptr<std::string> done = std::make_shared<std::string>();
+  auto finished = std::make_shared<bool>(false);
+  if (action == "run") {
+    auto script = engine::parseRunScript(json);
+    if (!script) return Outcome::error("drive run: " + script.error());
+    auto r = runtime_->startRun(session, std::move(*script), std::nullopt, [done, finished](const engine::RunRecord& rec) {
+      *done = engine::runJson(rec);
+      *finished = true;
+    });
+    if (!r) return Outcome::error("drive run: " + r.error());
+  } else {
+    std::optional<std::string> instr;
+    if (auto i = json::stringMember(json, "instructions")) instr = std::string(*i);
+    auto r = runtime_->compact(session, instr, [done, finished](const engine::SessionOpResult& op) {
+      *done = engine::sessionOpJson(op);
+      *finished = true;
+    });
+    if (!r) return Outcome::error("drive compact: " + r.error());
+  }
+  // Every hook of a run is bounded by interception_timeout_ms (HOOK-06) and a run fires at most a
+  // few dozen hooks, so this is a backstop against an engine bug, not a plugin verdict.
+  const auto limit = std::chrono::milliseconds(cfg_.plugins[0].interception_timeout_ms) * 8 + std::chrono::seconds(2);
+  if (!pumpUntil(wire::deadlineIn(limit), [&] { return *finished; }))
+    return Outcome::error(fmt::format("drive {}: the reference engine did not finish within {} ms", action, limit.count()));
+  Outcome o = Outcome::ok();
+  auto parsed = json::parse(*done);
+  if (parsed) o.doc = std::make_shared<json::Document>(std::move(parsed->doc));
+  return o;
 }
 
 void finishVerdict(CaseRun& out, const std::string& rule, const std::optional<StepFailure>& failure,

@@ -25,6 +25,7 @@
 #include "harness/dsl/plan.h"
 #include "harness/runner/check_case.h"
 #include "mock_engine/engine.h"
+#include "mock_engine/runtime.h"
 
 namespace conform::runner::detail {
 
@@ -198,6 +199,8 @@ class CaseRunner final : public engine::Host, public engine::Observer, public Pe
   void pumpFor(std::chrono::milliseconds d);
   void finish();
   std::optional<std::string> notApplicable() const;
+  Outcome restart();  // fault restart (role engine)
+  Outcome driveRuntime(const std::string& action, const std::vector<std::string>& args, const json::Document& json);
   wire::Channel* channel();
 
   const dsl::Case& case_;
@@ -209,6 +212,10 @@ class CaseRunner final : public engine::Host, public engine::Observer, public Pe
   Conversation conv_;
   engine::EngineConfig cfg_;
   std::unique_ptr<engine::Engine> eng_;
+  // The simulated agent runtime (scripted model, hook trigger points): `drive run` / `drive compact`
+  // fire the hooks the plugin intercepts as a real engine would. Declared after eng_ so it is
+  // destroyed first (it holds a reference to the engine).
+  std::unique_ptr<engine::Runtime> runtime_;
   std::map<engine::ConnId, std::unique_ptr<wire::Channel>> chans_;
   std::map<engine::ConnId, bool> exit_reported_;
   // Kills the engine asked for, deferred until this instant (see kill()).

@@ -38,9 +38,31 @@ std::string describe(const Step& s) {
   std::string d = toString(s.msg);
   if (!s.method.empty()) d += " " + s.method;
   if (!s.ref.empty()) d += " to $" + s.ref;
-  if (s.code) d += fmt::format(" with code {}", *s.code);
+  if (s.code) d += s.not_code ? fmt::format(" (not an error {})", *s.code) : fmt::format(" with code {}", *s.code);
   if (s.json) d += fmt::format(" {}{}", s.exact ? "exactly " : "matching ", json::compact(*s.json));
   return d;
+}
+
+// A method name with capture segments (`plugin/intercept/$h`): each `$name` segment is replaced by
+// the bound string. An unbound or non-string capture is an error naming it.
+Expected<std::string, std::string> resolveMethod(const json::Captures& caps, const std::string& m) {
+  if (m.find('$') == std::string::npos) return m;
+  std::string out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t slash = m.find('/', start);
+    std::string seg = m.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (!seg.empty() && seg[0] == '$') {
+      const json::Value* v = json::resolveCapture(caps, seg);
+      if (!v || !v->IsString()) return unexpected(fmt::format("{} in the method name `{}` is unbound or not a string", seg, m));
+      seg.assign(v->GetString(), v->GetStringLength());
+    }
+    out += seg;
+    if (slash == std::string::npos) break;
+    out += '/';
+    start = slash + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -104,6 +126,8 @@ bool Interpreter::exec(const Step& s) {
 bool Interpreter::onSendRequest(const Step& s) {
   auto params = resolve(s.json);
   if (!params) return harnessError(s, params.error());
+  auto method = resolveMethod(caps_, s.method);
+  if (!method) return harnessError(s, method.error());
   json::Document frame(rapidjson::kObjectType);
   auto& a = frame.GetAllocator();
   frame.AddMember("jsonrpc", "2.0", a);
@@ -111,7 +135,7 @@ bool Interpreter::onSendRequest(const Step& s) {
   if (s.id) id.CopyFrom(*s.id, id.GetAllocator());
   else id.SetInt64(next_id_++);
   frame.AddMember("id", json::Value(id, a), a);
-  frame.AddMember("method", json::str(s.method, a), a);
+  frame.AddMember("method", json::str(*method, a), a);
   frame.AddMember("params", json::Value(*params, a), a);
   if (!s.as.empty()) bind(s.as, json::copy(*params), &id);
   peer_.send(wire::encodeFrame(json::compact(frame)));
@@ -121,10 +145,12 @@ bool Interpreter::onSendRequest(const Step& s) {
 bool Interpreter::onSendNotify(const Step& s) {
   auto params = resolve(s.json);
   if (!params) return harnessError(s, params.error());
+  auto method = resolveMethod(caps_, s.method);
+  if (!method) return harnessError(s, method.error());
   json::Document frame(rapidjson::kObjectType);
   auto& a = frame.GetAllocator();
   frame.AddMember("jsonrpc", "2.0", a);
-  frame.AddMember("method", json::str(s.method, a), a);
+  frame.AddMember("method", json::str(*method, a), a);
   frame.AddMember("params", json::Value(*params, a), a);
   peer_.send(wire::encodeFrame(json::compact(frame)));
   return true;
@@ -157,9 +183,35 @@ bool Interpreter::onSendRaw(const Step& s) {
 }
 
 bool Interpreter::onSendFrame(const Step& s) {
+  if (s.size == 0) {
+    auto doc = resolve(s.json);
+    if (!doc) return harnessError(s, doc.error());
+    peer_.send(wire::encodeFrame(json::compact(*doc)));
+    return true;
+  }
+  // `size N`: measure the frame with an empty pad, then bind $pad to the 'x' run that makes the
+  // compact frame exactly N bytes ('x' needs no escaping, so one byte per character).
+  auto bindPad = [&](std::size_t n) {
+    json::Document pad;
+    std::string x(n, 'x');
+    pad.SetString(x.data(), static_cast<rapidjson::SizeType>(x.size()), pad.GetAllocator());
+    caps_[dsl::kPadCapture] = std::move(pad);
+  };
+  bindPad(0);
+  auto bare = resolve(s.json);
+  if (!bare) return harnessError(s, bare.error());
+  const std::size_t base = json::compact(*bare).size();
+  if (base > s.size) {
+    caps_.erase(dsl::kPadCapture);
+    return harnessError(s, fmt::format("the frame is {} bytes without padding, more than size {}", base, s.size));
+  }
+  bindPad(static_cast<std::size_t>(s.size) - base);
   auto doc = resolve(s.json);
+  caps_.erase(dsl::kPadCapture);
   if (!doc) return harnessError(s, doc.error());
-  peer_.send(wire::encodeFrame(json::compact(*doc)));
+  std::string text = json::compact(*doc);
+  if (text.size() != s.size) return harnessError(s, fmt::format("internal: padded frame is {} bytes, not {}", text.size(), s.size));
+  peer_.send(wire::encodeFrame(text));
   return true;
 }
 
@@ -167,25 +219,31 @@ bool Interpreter::onSendFrame(const Step& s) {
 
 bool Interpreter::matches(const Step& s, Inbound& in, json::Captures& caps, std::string* why) {
   if (in.kind != Inbound::Kind::Frame || !in.doc || !in.doc->IsObject()) return false;
-  if (s.msg != MsgKind::Frame && in.msg != s.msg) {
+  if (s.msg == MsgKind::Answer) {
+    if (in.msg != MsgKind::Response && in.msg != MsgKind::Error) return false;
+  } else if (s.msg != MsgKind::Frame && in.msg != s.msg) {
     // `expect response` accepts neither error responses nor vice versa; a frame matches anything.
     return false;
   }
-  if (!s.method.empty() && in.method != s.method) return false;
+  if (!s.method.empty()) {
+    auto method = resolveMethod(caps, s.method);
+    if (!method || in.method != *method) return false;
+  }
   const json::Value* subject = in.doc.get();
   switch (s.msg) {
     case MsgKind::Request:
     case MsgKind::Notify: subject = json::member(*in.doc, "params"); break;
     case MsgKind::Response: subject = json::member(*in.doc, "result"); break;
     case MsgKind::Error: subject = json::member(*in.doc, "error"); break;
-    case MsgKind::Frame: break;
+    case MsgKind::Frame:
+    case MsgKind::Answer: break;
   }
   if (!s.ref.empty()) {
     auto it = ids_.find(s.ref);
     const json::Value* id = json::member(*in.doc, "id");
     if (it == ids_.end() || !id || !idEqual(*id, it->second)) return false;
   }
-  if (s.code) {
+  if (s.code && !s.not_code) {
     const json::Value* code = subject ? json::member(*subject, "code") : nullptr;
     if (!code || !code->IsInt64() || code->GetInt64() != *s.code) {
       if (why) *why = fmt::format("error code {}", code ? json::compact(*code) : "(absent)");
@@ -234,6 +292,16 @@ bool Interpreter::onExpect(const Step& s) {
                 describe(s), actual, {{conv_.traceLine(), "timeout"}});
   }
   hit->consumed = true;
+  if (s.not_code) {
+    // expect answer $r not CODE: the answer arrived; an error with that code is the failure.
+    const json::Value* err = json::member(*hit->doc, "error");
+    const json::Value* code = err ? json::member(*err, "code") : nullptr;
+    if (code && code->IsInt64() && code->GetInt64() == *s.code)
+      return fail(s, fmt::format("the answer to ${} is an error with code {}", s.ref, *s.code),
+                  fmt::format("a result, or an error other than {}", *s.code),
+                  fmt::format("line {}: {}", hit->line, reports::shortenEvidence(hit->raw, 300)),
+                  {{hit->line, reports::shortenEvidence(hit->raw)}});
+  }
   if (!s.as.empty()) {
     const json::Value* part = hit->doc.get();
     if (s.msg == MsgKind::Request || s.msg == MsgKind::Notify) part = json::member(*hit->doc, "params");
@@ -270,7 +338,7 @@ bool Interpreter::onExpectExit(const Step& s) {
   const Inbound* hit = nullptr;
   auto scan = [&] {
     for (const Inbound& in : conv_.inbox)
-      if (in.kind == Inbound::Kind::Exit) { hit = &in; return true; }
+      if (in.kind == Inbound::Kind::Exit && !in.consumed) { hit = &in; return true; }  // consumed: a process before a restart
     return false;
   };
   auto within = withinOf(s, dsl::kDefaultExitWithin);
@@ -297,7 +365,7 @@ bool Interpreter::onExpectEof(const Step& s) {
   auto within = withinOf(s, dsl::kDefaultExitWithin);
   auto scan = [&] {
     for (const Inbound& in : conv_.inbox)
-      if (in.kind == Inbound::Kind::Eof) return true;
+      if (in.kind == Inbound::Kind::Eof && !in.consumed) return true;
     return false;
   };
   if (!peer_.pumpUntil(wire::deadlineIn(within), scan))

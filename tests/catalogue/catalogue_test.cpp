@@ -1,10 +1,11 @@
 // tests/catalogue — the plugin catalogue (scenarios/plugin/**) run end to end through the `conform`
 // executable, as a user runs it:
 //   (1) `conform check -- conform-plugin` passes: exit 0, no FAIL and no ERROR;
-//   (2) every fault of `conform-plugin --list-faults` whose rule has a case makes
-//       `conform check --only RULE -- conform-plugin --fault NAME` exit 1 with that case FAILed
-//       (a Lvl I/C rule, or an advisory "should" clause of an M rule, is NON-STRICT: exit 0 by design);
-//       the kill rate (faults caught / faults with a case) is printed.
+//   (2) every fault of `conform-plugin --list-faults` (all 67) makes
+//       `conform check --only RULE -- conform-plugin --fault NAME` exit 1 with the case for the
+//       fault's rule FAILed (a Lvl I/C rule, or an advisory "should" clause of an M rule, is
+//       NON-STRICT: exit 0 by design); "plugin fault kill rate: N/M" is printed, and every fault not
+//       caught must be listed in uncatchable() with its reason (as in docs/catalogue.md).
 // Processes are spawned with popen under coreutils `timeout`, so a hung child cannot hold the run.
 #include <catch2/catch.hpp>
 
@@ -122,18 +123,26 @@ TEST_CASE("the plugin catalogue passes against the reference plugin in profile 0
   CHECK(r.out.find("[ERROR]") == std::string::npos);
 }
 
-TEST_CASE("every fault whose rule has a case is caught by that case", "[catalogue]") {
+// Faults of the gallery that no plugin-catalogue case can catch, with the reason (docs/catalogue.md,
+// "Faults without a catching case"). Kept short and honest: an entry that becomes caught fails the
+// test (stale), so the list only shrinks.
+const std::map<std::string, std::string>& uncatchable() {
+  static const std::map<std::string, std::string> m = {};
+  return m;
+}
+
+TEST_CASE("every fault of the gallery is caught by the case for its rule", "[catalogue]") {
   const std::map<std::string, std::string> cases = catalogueCases();
   REQUIRE(cases.size() > 40);
   const std::vector<Fault> all = faults();
-  REQUIRE(all.size() > 50);
+  REQUIRE(all.size() >= 67);
+
+  // Two at a time (the machine is shared); each run is bounded by `timeout`. A fault whose rule has
+  // no case runs nothing and counts as missed.
+  std::map<std::string, Ran> results;
   std::vector<Fault> targeted;
   for (const auto& f : all)
     if (cases.count(f.rule)) targeted.push_back(f);
-  REQUIRE(!targeted.empty());
-
-  // Two at a time (the machine is shared); each run is bounded by `timeout`.
-  std::map<std::string, Ran> results;
   for (std::size_t i = 0; i < targeted.size(); i += 2) {
     std::vector<std::future<Ran>> batch;
     for (std::size_t j = i; j < targeted.size() && j < i + 2; ++j) {
@@ -148,21 +157,29 @@ TEST_CASE("every fault whose rule has a case is caught by that case", "[catalogu
   }
 
   std::size_t caught = 0, as_fail = 0;
-  std::vector<std::string> missed, non_strict;
-  for (const auto& f : targeted) {
-    const Ran& r = results[f.name];
-    const std::string how = caughtAs(r, f.rule);
-    bool ok = !how.empty();
-    if (ok) ++caught;
+  std::vector<std::string> missed, non_strict, stale;
+  for (const auto& f : all) {
+    const bool has_case = cases.count(f.rule) > 0;
+    const std::string how = has_case ? caughtAs(results[f.name], f.rule) : "";
+    const bool excused = uncatchable().count(f.name) > 0;
+    if (!how.empty()) ++caught;
     if (how == "FAIL") ++as_fail;
     if (how == "NON-STRICT") non_strict.push_back(f.name + " (" + f.rule + ", " + cases.at(f.rule) + ")");
-    if (!ok) missed.push_back(f.name + " (" + f.rule + ", exit " + std::to_string(r.status) + ")");
-    INFO(f.name << " → " << f.rule << ":\n" << r.out);
-    CHECK(ok);
+    if (how.empty())
+      missed.push_back(f.name + " (" + f.rule + (has_case ? ", exit " + std::to_string(results[f.name].status) : ", no case") +
+                       (excused ? "; documented: " + uncatchable().at(f.name) : "") + ")");
+    if (!how.empty() && excused) stale.push_back(f.name);
+    INFO(f.name << " → " << f.rule << (has_case ? ":\n" + results[f.name].out : std::string(": no case")));
+    CHECK((!how.empty() || excused));
   }
+  CHECK(stale.empty());
   std::string detail;
   for (const auto& m : non_strict) detail += "\n  caught as NON-STRICT: " + m;
   for (const auto& m : missed) detail += "\n  missed: " + m;
-  WARN("fault kill rate: " << caught << "/" << targeted.size() << " faults with a case caught (" << as_fail
-                           << " as FAIL; " << all.size() << " faults in the gallery)" << detail);
+  for (const auto& m : stale) detail += "\n  stale uncatchable entry (now caught): " + m;
+  WARN("plugin fault kill rate: " << caught << "/" << all.size() << " (" << as_fail << " as FAIL, "
+                                  << non_strict.size() << " as NON-STRICT; " << uncatchable().size()
+                                  << " documented as uncatchable)" << detail);
+  // The agreed rate: every fault but the documented ones.
+  CHECK(caught + uncatchable().size() == all.size());
 }

@@ -212,3 +212,51 @@ RPC-08 "ids echoed" role=engine profile=any rules=RPC-08 needs=tool
     10:5 send-error $p -32601 "no \"such\""
 )");
 }
+
+TEST_CASE("DSL additions: needs no, captured method segments, expect answer, send frame size", "[dsl]") {
+  dsl::Plan p = ok(R"(case INIT-14 "x"
+  needs no publish_bus
+  needs no hook user_before_input
+  needs subscribe_events
+  for each hook as $h {
+    send request plugin/intercept/$h {} as $r
+    expect answer $r not -32601 within 3s
+    expect request plugin/$h
+  }
+  expect answer $r
+  send frame {"jsonrpc": "2.0", "method": "x", "params": {"pad": "$pad"}} size 4194304
+)");
+  const dsl::Case& c = p.cases.at(0);
+  REQUIRE(c.needs.size() == 3);
+  CHECK(c.needs[0].negated);
+  CHECK(c.needs[0].name == "publish_bus");
+  CHECK(c.needs[1].negated);
+  CHECK(c.needs[1].kind == dsl::Need::Kind::Hook);
+  CHECK_FALSE(c.needs[2].negated);
+  const Step& loop = c.steps.at(0);
+  REQUIRE(loop.body.size() == 3);
+  CHECK(loop.body[0].method == "plugin/intercept/$h");
+  CHECK(loop.body[1].msg == dsl::MsgKind::Answer);
+  CHECK(loop.body[1].ref == "r");
+  CHECK(loop.body[1].not_code);
+  CHECK(*loop.body[1].code == -32601);
+  CHECK(c.steps.at(1).msg == dsl::MsgKind::Answer);
+  CHECK_FALSE(c.steps.at(1).not_code);
+  CHECK(c.steps.at(2).size == 4194304);
+  std::string d = dsl::dump(p);
+  CHECK(d.find("needs=no:publish_bus") != std::string::npos);
+  CHECK(d.find("needs=no:hook:user_before_input") != std::string::npos);
+  CHECK(d.find("expect answer $r not-code=-32601") != std::string::npos);
+  CHECK(d.find("size=4194304") != std::string::npos);
+}
+
+TEST_CASE("DSL additions: their errors name the line and column", "[dsl]") {
+  CHECK(firstError("case A-1 \"x\"\n  send request plugin/$/x {}\n").find("t.scn:2:16: invalid method name") != std::string::npos);
+  CHECK(firstError("case A-1 \"x\"\n  send request plugin/a$b {}\n").find("invalid method name `plugin/a$b`") != std::string::npos);
+  CHECK(firstError("case A-1 \"x\"\n  expect answer\n").find("a request reference like $r after `answer`") != std::string::npos);
+  CHECK(firstError("case A-1 \"x\"\n  expect answer $r not x\n").find("an error code after `not`") != std::string::npos);
+  CHECK(firstError("case A-1 \"x\"\n  send frame {\"a\": \"$pad\"} size 1\n").find("frame size must be 2–") != std::string::npos);
+  CHECK(firstError("case A-1 \"x\"\n  send frame {\"a\": \"$pad\"} size 99999999\n").find("frame size must be") != std::string::npos);
+  CHECK(firstError("case A-1 \"x\"\n  send frame {\"a\": 1} size 100\n").find("needs a \"$pad\" string") != std::string::npos);
+  CHECK(firstError("case A-1 \"x\"\n  needs no\n").find("expected a capability") != std::string::npos);
+}
