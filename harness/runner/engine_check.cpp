@@ -125,6 +125,9 @@ class PluginRoleRunner final : public Peer {
   std::uint64_t startup_ms_ = 10000, grace_ms_ = 3000;
   std::string plugin_cfg_, engine_cfg_;  // extra JSON members of the plugin entry / the engine config
   bool virtual_clock_ = true;
+  // `fault stall-reading D`: when reading resumes (real time); unset = not stalled.
+  std::optional<wire::SteadyTime> stall_until_;
+  void endStallIfDue();
 };
 
 bool PluginRoleRunner::readOptions(std::string& err) {
@@ -375,6 +378,7 @@ void PluginRoleRunner::send(std::string_view bytes) {
 
 bool PluginRoleRunner::pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred) {
   while (true) {
+    endStallIfDue();
     drain();
     if (pred()) return true;
     auto now = std::chrono::steady_clock::now();
@@ -382,6 +386,13 @@ bool PluginRoleRunner::pumpUntil(wire::SteadyTime deadline, const std::function<
     // Polled predicates (engine status over the driver) are re-checked every slice.
     reactor_.waitAny(std::min(deadline, now + kPollSlice));
   }
+}
+
+void PluginRoleRunner::endStallIfDue() {
+  if (!stall_until_ || std::chrono::steady_clock::now() < *stall_until_) return;
+  stall_until_.reset();
+  if (plugin_) plugin_->stallReading(false);
+  if (tw_) tw_->note("fault stall-reading over: reading again");
 }
 
 Expected<json::Document, std::string> PluginRoleRunner::call(const std::string& method, const std::string& params) {
@@ -434,9 +445,13 @@ Peer::Outcome PluginRoleRunner::fault(dsl::FaultKind k, dsl::Millis d) {
       closePluginOutput();
       return Outcome::ok();
     case dsl::FaultKind::StallReading:
+      // Role plugin: the stall runs in the background for D of real time while the next steps
+      // drive the engine (a backlog needs events produced DURING the stall: EVT-05/14/16,
+      // EMIT-11). The probe then blocks on the full socket, stops reading its stdin, and the
+      // engine's pipe, channel buffer and finally its 1024-record queue fill. pumpUntil() resumes
+      // reading when D is over; an `expect` waits for that.
       plugin_->stallReading(true);
-      pumpUntil(wire::deadlineIn(d), [] { return false; });
-      plugin_->stallReading(false);
+      stall_until_ = wire::deadlineIn(d);
       return Outcome::ok();
     default:
       return Outcome::error(fmt::format("fault {} is not available in role plugin (disconnect, stall-reading)", toString(k)));
@@ -481,6 +496,26 @@ Peer::Outcome PluginRoleRunner::drive(const std::string& action, const std::vect
   if (action == "ping") return result("plugin.ping", fmt::format("{{\"plugin\":\"{}\"}}", kProbeName), nullptr);
   if (action == "shutdown") return result("engine.shutdown", "{}", nullptr);
   if (action == "flush") return result("diagnostics.flush", "{}", nullptr);
+  // drive check METHOD {"params": {…}, "expect": {pattern}}: a driver method whose result must
+  // match the subset pattern (docs/check-engine.md) — how a case judges what only the engine's
+  // inspection interface shows (drop counters, diagnostics about the plugin itself, EVT-16).
+  if (action == "check") {
+    auto method = arg(0);
+    const json::Value* params = json.IsObject() ? json::member(json, "params") : nullptr;
+    const json::Value* pattern = json.IsObject() ? json::member(json, "expect") : nullptr;
+    if (!method || !pattern)
+      return Outcome::error("drive check: expected `drive check METHOD {\"params\": {…}, \"expect\": {pattern}}`");
+    auto r = call(*method, params ? json::compact(*params) : std::string("{}"));
+    if (!r) return Outcome::failure(fmt::format("drive check {}: {}", *method, r.error()), fmt::format("the driver performs {}", *method), r.error());
+    drain();
+    json::Captures caps;
+    if (auto mm = json::matchSubset(*pattern, *r, caps))
+      return Outcome::failure(fmt::format("driver {} result does not match: {}", *method, mm->str()), json::compact(*pattern),
+                              reports::shortenEvidence(json::compact(*r), 400));
+    Outcome o = Outcome::ok();
+    o.doc = std::make_shared<json::Document>(std::move(*r));
+    return o;
+  }
   // drive call METHOD {params} [as $x]: any driver method; `as` binds its result.
   if (action == "call") {
     auto method = arg(0);
@@ -488,7 +523,7 @@ Peer::Outcome PluginRoleRunner::drive(const std::string& action, const std::vect
     return result(method->c_str(), json::compact(json), nullptr);
   }
   return Outcome::error(fmt::format("unknown drive action `{}` in role plugin (session.create, event, tool.call, ping, "
-                                    "shutdown, flush, call METHOD {{params}})", action));
+                                    "shutdown, flush, call METHOD {{params}}, check METHOD {{params, expect}})", action));
 }
 
 void PluginRoleRunner::finish() {

@@ -160,15 +160,15 @@ TEST_CASE("each engine fault makes the case for its rule FAIL (kill rate)", "[ch
       {"ignore_tool_timeout", "TOOL-16", Want::Fail},
       {"deliver_unsubscribed", "EVT-01", Want::Fail},
       {"deliver_before_persist", "EVT-04", Want::Fail},
-      {"deliver_out_of_order", "EVT-05", Want::NotYet},   // needs a delivery backlog (no case yet)
+      {"deliver_out_of_order", "EVT-05", Want::Fail},
       {"deliver_text_delta", "EVT-08", Want::Fail},
       {"deliver_own_diagnostic", "EVT-18", Want::NonStrict},
       {"deliver_own_bus", "BUS-01", Want::Fail},
-      {"evict_terminal_first", "EVT-14", Want::NotYet},   // needs a full delivery queue (no case yet)
-      {"no_drop_diagnostic", "EVT-16", Want::NotYet},     // needs a full delivery queue (no case yet)
+      {"evict_terminal_first", "EVT-14", Want::Fail},
+      {"no_drop_diagnostic", "EVT-16", Want::Fail},
       {"accept_reused_token", "EMIT-06", Want::Fail},
       {"never_expire_tokens", "EMIT-10", Want::Fail},
-      {"grant_at_queue_time", "EMIT-11", Want::NotYet},   // needs a delivery backlog (no case yet)
+      {"grant_at_queue_time", "EMIT-11", Want::Fail},
       {"quota_off_by_one", "QUOTA-05", Want::Fail},
       {"no_emit_result", "EMIT-02", Want::Fail},
       {"emit_result_out_of_order", "EMIT-02", Want::Fail},
