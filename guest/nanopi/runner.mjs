@@ -9,7 +9,8 @@
 // worker_thread; a guest past its budget is stopped by terminating that worker and starting a fresh
 // one (NANOPI-HOST.md §4: V8 has no epoch interruption).
 import { readFile, mkdtemp, writeFile } from 'node:fs/promises';
-import { rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -96,6 +97,67 @@ function getBindgen() {
     bindgen.catch(() => { bindgen = null; }); // a later load retries (and reports the error)
   }
   return bindgen;
+}
+
+// The options of jco's generator (what transpileBytes would pass for instantiation 'sync', no WASI shim).
+const GEN_OPTIONS = { name: 'component', map: [], instantiation: { tag: 'sync' }, noTypescript: true,
+  noNodejsCompat: false, tlaCompat: false, base64Cutoff: 0, validLiftingOptimization: false,
+  tracing: false, noComponentErrorWrapping: true, noNamespacedExports: false, multiMemory: false };
+
+// A per-user on-disk cache of generated bindings, keyed by the component's bytes, jco's version and
+// these options: each conform case starts a fresh runner, and a kill-rate matrix loads the same
+// components again and again; a hit skips the generator (its 3.5 MB wasm and 0.03-1.5 s per load).
+// CONFORM_NANOPI_CACHE=off disables it, or names another folder. At most CACHE_MAX_ENTRIES entries
+// (a fuzzer loading thousands of mutants must not fill the disk): above that nothing more is added.
+const CACHE_MAX_ENTRIES = 256;
+let jcoVersion = 'unknown';
+try {
+  jcoVersion = JSON.parse(readFileSync(new URL('./node_modules/@bytecodealliance/jco-transpile/package.json', import.meta.url), 'utf8')).version;
+} catch { /* the load reports the missing package */ }
+const GEN_VERSION = `jco-transpile@${jcoVersion};${JSON.stringify(GEN_OPTIONS)}`;
+let cacheRoot = process.env.CONFORM_NANOPI_CACHE === 'off' ? null
+  : (process.env.CONFORM_NANOPI_CACHE || join(tmpdir(), `conform-nanopi-cache-${typeof process.getuid === 'function' ? process.getuid() : 'user'}`));
+
+function cacheUsable() {
+  if (!cacheRoot) return false;
+  try {
+    mkdirSync(cacheRoot, { recursive: true, mode: 0o700 });
+    // Only a folder of our own: another user's could hand us bindings of their choosing.
+    const st = statSync(cacheRoot);
+    if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new Error('owned by another user');
+    return true;
+  } catch (e) {
+    console.error(`bindings cache ${cacheRoot} disabled: ${e.message}`);
+    cacheRoot = null;
+    return false;
+  }
+}
+
+function cacheGet(key) {
+  if (!cacheRoot) return null;
+  const dir = join(cacheRoot, key);
+  try {
+    const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'));
+    const files = meta.files.map((name) => [name, name.endsWith('.wasm') ? readFileSync(join(dir, name)) : null]);
+    return { imports: meta.imports, exports: meta.exports, files, dir };
+  } catch { return null; } // absent (or half-removed): generate
+}
+
+function cachePut(key, gen) {
+  if (!cacheUsable()) return;
+  let tmp = null;
+  try {
+    if (readdirSync(cacheRoot).length >= CACHE_MAX_ENTRIES) return;
+    tmp = mkdtempSync(join(cacheRoot, '.tmp-'));
+    writeFileSync(join(tmp, 'package.json'), '{"type":"module"}\n');
+    for (const [name, data] of gen.files) writeFileSync(join(tmp, name), data);
+    // meta.json last: an entry without it is never used.
+    writeFileSync(join(tmp, 'meta.json'), JSON.stringify({ imports: gen.imports, exports: gen.exports, files: gen.files.map(([n]) => n) }));
+    renameSync(tmp, join(cacheRoot, key));
+    tmp = null;
+  } catch { /* another runner stored the same entry first, or the disk is full: not an error */ } finally {
+    if (tmp) { try { rmSync(tmp, { recursive: true, force: true }); } catch { /* best effort */ } }
+  }
 }
 
 // --- the worker -----------------------------------------------------------------------------------
@@ -257,7 +319,7 @@ async function doLoad(params) {
   const failLoad = (stage, e) => ({ code: ERR.loadFailed, message: `load failed at ${stage}: ${e && e.message ? e.message : e}`, data: { stage, path: params.path } });
   await killWorker();
   await killSpare();
-  if (component) dropDir(component.dir); // a long session (fuzzing) loads many components
+  if (component && component.ownDir) dropDir(component.dir); // a long session (fuzzing) loads many components
   component = null;
   let bytes;
   try {
@@ -270,14 +332,15 @@ async function doLoad(params) {
   if (!magic) return failLoad('compile', 'not a WebAssembly binary (no \\0asm header)');
   if (bytes[6] === 0 && bytes[7] === 0) return failLoad('compile', 'a core WebAssembly module, not a component');
   const tt = performance.now();
-  let gen;
-  try {
-    const bg = await getBindgen();
-    gen = bg.generate(bytes, { name: 'component', map: [], instantiation: { tag: 'sync' },
-      noTypescript: true, noNodejsCompat: false, tlaCompat: false, base64Cutoff: 0,
-      validLiftingOptimization: false, tracing: false, noComponentErrorWrapping: true,
-      noNamespacedExports: false, multiMemory: false });
-  } catch (e) { return failLoad('transpile', e); }
+  const key = createHash('sha256').update(GEN_VERSION).update(bytes).digest('hex');
+  let gen = cacheGet(key);
+  const cached = gen !== null;
+  if (!cached) {
+    try {
+      const bg = await getBindgen();
+      gen = bg.generate(bytes, GEN_OPTIONS);
+    } catch (e) { return failLoad('transpile', e); }
+  }
   const transpile_ms = performance.now() - tt;
   const imports = gen.imports.slice();
   const exportsJs = new Map();
@@ -285,21 +348,22 @@ async function doLoad(params) {
   const exps = [...exportsJs.keys()];
   const unsupported = imports.filter((n) => !HOST_IMPORTS.has(n));
   const modules = {};
-  let dir;
+  let dir = cached ? gen.dir : null;
   try {
-    dir = await mkdtemp(join(tmpdir(), 'conform-nanopi-'));
-    tempDirs.push(dir);
-    // The generated bindings are ES modules: the folder must say so (NANOPI-HOST.md §5.3).
-    await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
-    for (const [name, data] of gen.files) {
-      if (name.endsWith('.wasm')) modules[name] = await WebAssembly.compile(data);
-      else if (name.endsWith('.js')) await writeFile(join(dir, name), data);
+    if (!cached) {
+      dir = await mkdtemp(join(tmpdir(), 'conform-nanopi-'));
+      tempDirs.push(dir);
+      // The generated bindings are ES modules: the folder must say so (NANOPI-HOST.md §5.3).
+      await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
+      for (const [name, data] of gen.files) if (name.endsWith('.js')) await writeFile(join(dir, name), data);
     }
-  } catch (e) { if (dir) dropDir(dir); return failLoad('compile', e); }
-  component = { dir, jsUrl: pathToFileURL(join(dir, 'component.js')).href, modules, exportsJs,
+    for (const [name, data] of gen.files) if (name.endsWith('.wasm')) modules[name] = await WebAssembly.compile(data);
+  } catch (e) { if (dir && !cached) dropDir(dir); return failLoad('compile', e); }
+  if (!cached) cachePut(key, gen);
+  component = { dir, ownDir: !cached, jsUrl: pathToFileURL(join(dir, 'component.js')).href, modules, exportsJs,
     instantiated: false, path: params.path, unsupported };
   const result = { world: inferWorld(exps), exports: exps, imports, unsupported_imports: unsupported,
-    instantiated: false, load_ms: 0, transpile_ms: ms(transpile_ms), instantiate_ms: null };
+    instantiated: false, load_ms: 0, transpile_ms: ms(transpile_ms), cached, instantiate_ms: null };
   if (unsupported.length === 0) {
     // Nothing links WASI in nanopi either: with unsupported imports the runner does not try.
     // The first instance and the hot spare start together (two cores), so the first timeout already
@@ -310,7 +374,7 @@ async function doLoad(params) {
     if (ready.error) {
       await killSpare();
       await killWorker();
-      dropDir(component.dir);
+      if (component.ownDir) dropDir(component.dir);
       component = null;
       return failLoad(ready.stage, ready.error);
     }
@@ -445,9 +509,11 @@ function onLine(line) {
 }
 
 process.on('exit', cleanup);
-// Warm jco's bindings generator while conform is still starting up (it writes nothing: the runner
-// stays silent until its first request); `load` then awaits the same promise.
-getBindgen().catch(() => {});
+// Without the bindings cache, warm jco's generator while conform is still starting up (it writes
+// nothing: the runner stays silent until its first request); `load` then awaits the same promise.
+// With the cache, loads are mostly hits that never need it, and on a 2-core machine the warm-up would
+// compete with them for a core.
+if (!cacheRoot) getBindgen().catch(() => {});
 process.stdout.on('error', () => exitNow(0)); // conform went away
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
 rl.on('line', onLine);

@@ -27,6 +27,20 @@ test('load of the conforming events plugin reports world, exports, imports and t
   assert.ok(res.load_ms >= res.transpile_ms);
 });
 
+test('the bindings cache: a second runner loads the same component from it, with the same result', async () => {
+  const env = { CONFORM_NANOPI_CACHE: join(scratch, 'cache') };
+  const a = await runner({ env }).ok('load', { path: component('notify_flood') });
+  const b = await runner({ env }).ok('load', { path: component('notify_flood') });
+  const off = await runner({ env: { CONFORM_NANOPI_CACHE: 'off' } }).ok('load', { path: component('notify_flood') });
+  assert.deepEqual([a.cached, b.cached, off.cached], [false, true, false]);
+  for (const k of ['world', 'exports', 'imports', 'unsupported_imports', 'instantiated']) {
+    assert.deepEqual(b[k], a[k], k);
+    assert.deepEqual(off[k], a[k], k);
+  }
+  const r = runners.at(-2); // the one that loaded from the cache still runs the guest
+  assert.equal((await r.call('list-events', [], 2000)).outcome, 'ok');
+});
+
 test('every manifest component loads; only those with non-nanopi imports stay uninstantiated', async () => {
   const r = runner();
   for (const c of manifest().components) {
