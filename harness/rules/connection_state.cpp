@@ -4,6 +4,7 @@
 
 #include <rapidjson/writer.h>
 
+#include "core/json/schema.h"
 #include "core/protocol/validate.h"
 #include "harness/rules/monitor.h"
 
@@ -51,6 +52,18 @@ std::optional<protocol::DeclarationProblem> declarationProblem(const json::Value
     decls.push_back(std::move(*d));
   }
   return protocol::checkToolDeclarations(decls);
+}
+
+std::optional<std::string> parametersSchemaProblem(const json::Value* init_result) {
+  const json::Value* tools = member(init_result, "tools");
+  if (!tools || !tools->IsArray() || tools->Size() > kMaxTools) return std::nullopt;
+  for (rapidjson::SizeType i = 0; i < tools->Size(); ++i) {
+    const json::Value* params = member(&(*tools)[i], "parameters");
+    if (!params || !params->IsObject()) continue;  // shape (TOOL-01) or declarationProblem (INIT-21)
+    if (auto v = json::checkSchemaDocument(*params))
+      return "tools[" + std::to_string(i) + "].parameters" + (v->path.empty() || v->path == "<root>" ? "" : "." + v->path) + ": " + v->message;
+  }
+  return std::nullopt;
 }
 
 int hookIndex(std::string_view name) {
@@ -269,6 +282,12 @@ void ConnectionState::handshakeResult(const Observation& o) {
   if (auto problem = declarationProblem(r)) {
     hs_.refused = true;
     hs_.refused_rule = problem->rule_id;
+    tools_.clear();
+    return;
+  }
+  if (parametersSchemaProblem(r)) {
+    hs_.refused = true;
+    hs_.refused_rule = "INIT-21";
     tools_.clear();
     return;
   }

@@ -16,6 +16,7 @@
 //   HOOK-01 only hooks listed in intercept            HOOK-02 a hook call is a request
 //   HOOK-03 no hook outside the 13 names              HOOK-14 the SDK answers an unlisted hook -32601 [impl]
 //   HOOK-45/47 provider hooks always carry headers:{} HOOK-48 message_end params role "assistant"
+//   INIT-14 [advisory] a hook listed in intercept answered -32601 (declared but not served)
 //   Hook results that the engine must skip as invalid modifications (advisory, against the
 //   plugin: §13.2 marks the member "required" but the protocol's answer is fail-open, not a
 //   broken connection): HOOK-43 replace without messages, HOOK-46 replace without an object
@@ -217,6 +218,15 @@ class DeliveryMonitor : public Monitor {
                    "error -32601", o.msg.kind == wire::MessageKind::Error ? fmt::format("error {}", o.msg.error.code)
                                                                          : std::string("a result"),
                    ev);
+      return;
+    }
+    if (o.msg.kind == wire::MessageKind::Error && o.msg.error.code == wire::kMethodNotFound) {
+      // INIT-14: the handshake listed this hook in `intercept`, and the answer says it is not served.
+      // Advisory: the engine fails the hook open; nothing else on the connection breaks.
+      out.report("INIT-14", reports::kBindsPlugin,
+                 fmt::format("the plugin declared the hook `{}` but answered it \"method not found\"", hook),
+                 "a plugin declares exactly the hooks it serves (intercept matches its handlers)", "error -32601",
+                 ev, /*advisory=*/true);
       return;
     }
     if (o.msg.kind != wire::MessageKind::Success) return;

@@ -17,11 +17,24 @@
 // R4 caps active tokens at 1,024, and its clock runs behind the trace), expiry within ±250 ms of 5 s,
 // sizes within the serialisation tolerance below.
 //
+// The PLUGIN's side (issue 6: "an emit with a token that was never delivered, used twice, used past
+// its expiry or for another session"): an emit whose token the trace proves invalid is also reported
+// against the plugin, under the rule that makes it invalid — EMIT-04 never delivered, EMIT-05 other
+// session, EMIT-06 used before (not when the engine delivered the spent token again: the plugin
+// could not know), EMIT-08 after its request was answered, EMIT-10 older than 5 s + 250 ms — as are
+// a name (QUOTA-02) or payload (QUOTA-01) out of limits and more than 40 emits for one session within
+// 750 ms (QUOTA-05: one second less the ±250 ms tolerance; only emits not already certainly
+// rejected count). These rules bind the engine, whose answer to such an emit is a rejection or a
+// drop, not a broken connection: the plugin-side findings are advisory (NON-STRICT), like the hook
+// results of delivery_monitor. INIT-14 (M, plugin): an emit without publish_bus uses a capability
+// the plugin did not declare (reported once per connection).
+//
 // Quotas (QUOTA-05/06): R4 windows (QUOTA-07) start at the engine's check time, which the trace
 // only bounds: it lies between the emit's line and its result's line. The tracker keeps, per
 // session, the interval in which the current window may have started and a LOWER bound of what it
 // has admitted; only "published although the lower bound is already at the limit" is a FAIL.
 #include <algorithm>
+#include <array>
 #include <functional>
 
 #include <fmt/format.h>
@@ -92,6 +105,8 @@ class ForgottenTokens {
     return true;
   }
 };
+// Plugin-side QUOTA-05: one second less the ±250 ms timing tolerance of RULES.md.
+constexpr std::int64_t kRateWindowUs = 1000 * kUs - kToleranceUs;
 constexpr std::size_t kMaxPendingEmits = 4'096;  // emits awaiting their result (EMIT-02)
 constexpr std::size_t kMaxQuotaSessions = 65'536;
 
@@ -155,6 +170,9 @@ struct Grant {
   // Delivered again after the table forgot it (ForgottenTokens): it may have been spent before, so
   // nothing about its use is certain.
   bool uncertain = false;
+  // Delivered again after it was spent: a reuse then follows the engine's own re-delivery, so it is
+  // not held against the plugin.
+  bool redelivered_spent = false;
 };
 
 struct PendingEmit {
@@ -196,6 +214,16 @@ class EmitMonitor : public Monitor {
   std::deque<PendingEmit> pending_;
   bool pending_overflow_ = false;
   std::unordered_map<std::string, std::pair<Window, Window>> quota_;  // session → (second, minute)
+  // Plugin-side QUOTA-05: the last 41 emit times per session (bounded by kMaxQuotaSessions).
+  // QUOTA-05: 40 per second, so 41 emits inside the window break it.
+  static constexpr std::size_t kRateRing = protocol::limits::kEmitRatePerSecond + 1;
+  struct Rate {
+    std::array<std::int64_t, kRateRing> times{};
+    std::size_t next = 0, count = 0;
+    bool reported = false;
+  };
+  std::unordered_map<std::string, Rate> rate_;
+  bool init14_reported_ = false;
 
   void delivery(const Observation& o) {
     std::string_view token = str(member(o.msg.params, "context_id"));
@@ -214,6 +242,7 @@ class EmitMonitor : public Monitor {
       it = grants_.emplace(key_, Grant{}).first;
       it->second.uncertain = forgotten_.mayContain(key_);
     } else if (it->second.spent) {
+      it->second.redelivered_spent = true;
       return;  // once spent, a token stays spent (§11.3)
     }
     Grant& g = it->second;
@@ -286,12 +315,65 @@ class EmitMonitor : public Monitor {
         e.why = "the plugin did not declare publish_bus";
       }
     }
+    if (hs.ok) pluginSide(e, o, size, hs, out);
     if (size) e.bytes_lo = size->bytes > sizeTolerance(*size) ? size->bytes - sizeTolerance(*size) : 0;
     if (pending_.size() >= kMaxPendingEmits) {
       pending_overflow_ = true;
       return;
     }
     pending_.push_back(std::move(e));
+  }
+
+  // The plugin's side of an emit (see the file comment). Called after judgeToken/judgeLimits.
+  void pluginSide(const PendingEmit& e, const Observation& o, const std::optional<SizeInfo>& size,
+                  const Handshake& hs, FindingSink& out) {
+    if (!hs.publish_bus && !init14_reported_) {
+      init14_reported_ = true;
+      out.report("INIT-14", reports::kBindsPlugin, "the plugin emits without having declared publish_bus",
+                 "a plugin declares every capability it uses (publish_bus:true to emit)",
+                 "plugin/emit with publish_bus:false", {o.evidence()});
+    }
+    if (e.expect == Expect::Context && !(e.rule == "EMIT-06" || e.rule == "EMIT-07") ) {
+      out.report(e.rule, reports::kBindsPlugin, fmt::format("the plugin emitted with an invalid token: {}", e.why),
+                 "an emit with a token delivered to this plugin, for its session, unused and still valid",
+                 fmt::format("context_id \"{}\"", e.token), {o.evidence()}, /*advisory=*/true);
+    } else if (e.expect == Expect::Context) {
+      auto g = grants_.find(e.token);
+      if (g != grants_.end() && !g->second.redelivered_spent)
+        out.report("EMIT-06", reports::kBindsPlugin, fmt::format("the plugin used a token twice: {}", e.why),
+                   "one emit per token (tokens are one-shot)", fmt::format("context_id \"{}\" again", e.token),
+                   {{g->second.spent_line, "first use"}, o.evidence()}, /*advisory=*/true);
+    }
+    auto chars = protocol::utf8Length(e.name);
+    if (!chars || *chars == 0 || *chars > protocol::limits::kEmitNameMaxChars || !protocol::isControlFree(e.name))
+      out.report("QUOTA-02", reports::kBindsPlugin, "the plugin emitted an event name out of limits",
+                 "1–128 characters, no control character", fmt::format("{} characters", chars.value_or(0)),
+                 {o.evidence()}, /*advisory=*/true);
+    if (size && size->bytes > protocol::limits::kEmitPayloadMaxBytes + sizeTolerance(*size))
+      out.report("QUOTA-01", reports::kBindsPlugin, "the plugin emitted a payload over 256 KiB",
+                 fmt::format("at most {} bytes serialized compactly", protocol::limits::kEmitPayloadMaxBytes),
+                 fmt::format("about {} bytes", size->bytes), {o.evidence()}, /*advisory=*/true);
+    if (e.expect != Expect::Unknown) return;
+    auto it = rate_.find(e.session);
+    if (it == rate_.end()) {
+      if (rate_.size() >= kMaxQuotaSessions) return;
+      it = rate_.emplace(e.session, Rate{}).first;
+    }
+    Rate& r = it->second;
+    // Ring of the last kRateRing emit times: `next` is the oldest once the ring is full.
+    const std::int64_t oldest = r.times[r.next];
+    r.times[r.next] = o.t();
+    r.next = (r.next + 1) % kRateRing;
+    if (r.count < kRateRing) ++r.count;
+    if (!r.reported && r.count == kRateRing && o.t() - oldest < kRateWindowUs) {
+      r.reported = true;
+      const auto limit = protocol::limits::kEmitRatePerSecond;
+      out.report("QUOTA-05", reports::kBindsPlugin,
+                 fmt::format("the plugin emitted more than {} events for one session within one second", limit),
+                 fmt::format("at most {} emits per (plugin, session) per second", limit),
+                 fmt::format("{} emits within {} ms", kRateRing, (o.t() - oldest) / kUs), {o.evidence()},
+                 /*advisory=*/true);
+    }
   }
 
   void judgeToken(PendingEmit& e, const Observation& o) {

@@ -15,6 +15,16 @@
 //   INIT-21 [impl] declaration problems of §6.3 step 6 (description, permission_name, primary
 //           resource parameter) — reported against the plugin; the engine must then refuse it
 //   SDK-05 a 0.0.6 SDK reports publish_session_events:false (advisory: only SDK plugins are bound)
+//   INIT-25 SDKs report resources:false (advisory, only SDKs are bound); the engine never sends a
+//           resource method (any e2p `plugin/resources…` method is a FAIL against the engine)
+//   INIT-21 [impl] every tool's `parameters` is a usable draft 2020-12 schema (the structural check
+//           json::checkSchemaDocument; a meta-schema is not shipped, DEPENDENCIES.md)
+//   RECOV-10 [advisory, plugin] a completion whose outcome differs from one the engine already
+//           accepted (sent after that one): the plugin changed its mind, which the engine must refuse
+//   RECOV-06 [advisory, plugin] on a producer-enabled connection that the engine shut down, the
+//           plugin never sent plugin/recovery/complete although it answered engine requests written
+//           after recovery/start (it was reading). Advisory: RECOV-07 sets no deadline, so the trace
+//           shows a connection that ended unrecovered, not a broken promise.
 // Shapes (INIT-02/09/16/17, PING-01, SHUT-01, RECOV-05) are judged by rpc_monitor through
 // Profile::validate, once.
 #include <fmt/format.h>
@@ -29,6 +39,7 @@ namespace {
 namespace m = protocol::method;
 constexpr std::int64_t kUs = 1000;  // µs per ms
 constexpr std::int64_t kToleranceUs = 250 * kUs;  // RULES.md: timing tolerance ±250 ms
+constexpr std::string_view kResourcePrefix = "plugin/resource";  // INIT-25: deferred resource methods
 
 class LifecycleMonitor : public Monitor {
  public:
@@ -52,6 +63,8 @@ class LifecycleMonitor : public Monitor {
     if (o.isMethod(m::kRecoveryStart) && o.fromEngine()) recoveryStart(o, s, out);
     if (o.isMethod(m::kRecoveryComplete) && o.fromPlugin() && o.msg.isRequest())
       rememberCompletion(o);
+    if (o.match == Match::Matched && o.fromPlugin() && recovery_start_line_ && o.request->line > recovery_start_line_)
+      answered_after_start_ = true;
     if (o.match == Match::Matched && o.fromEngine() && o.answeredMethod() == m::kRecoveryComplete)
       completionAnswer(o, s, out);
   }
@@ -64,6 +77,13 @@ class LifecycleMonitor : public Monitor {
                  "plugin/recovery/start was never written on a producer-enabled connection",
                  "exactly one plugin/recovery/start right after the handshake", "none",
                  {{s.handshake().result_line, "handshake result"}});
+    if (s.handshake().producerEnabled() && recovery_start_line_ && !completion_sent_ && answered_after_start_ &&
+        s.shutdownLine())
+      out.report("RECOV-06", reports::kBindsPlugin, "the plugin never completed recovery on this connection",
+                 "plugin/recovery/complete {outcome} once restoration is done",
+                 "no plugin/recovery/complete before the engine shut the connection down although the plugin "
+                 "kept answering requests",
+                 {{recovery_start_line_, "recovery/start"}, {s.shutdownLine(), "shutdown"}}, /*advisory=*/true);
   }
 
  private:
@@ -80,6 +100,10 @@ class LifecycleMonitor : public Monitor {
   // accepted outcome.
   std::unordered_map<wire::RpcId, std::string, wire::RpcIdHash> completions_;
   std::optional<std::string> accepted_outcome_;
+  std::uint64_t accepted_line_ = 0;
+  // RECOV-06: a completion request was sent; an engine request written after recovery/start was
+  // answered by the plugin (it was reading its input).
+  bool completion_sent_ = false, answered_after_start_ = false;
 
   void engineFrame(const Observation& o, const ConnectionState& s, FindingSink& out) {
     const Handshake& hs = s.handshake();
@@ -124,6 +148,11 @@ class LifecycleMonitor : public Monitor {
                  o.decoded ? fmt::format("`{}`", o.msg.method) : "a frame",
                  {{hs.result_line, "refused result"}, o.evidence()});
     }
+    if (o.decoded && (o.msg.isRequest() || o.msg.isNotification()) &&
+        o.msg.method.substr(0, kResourcePrefix.size()) == kResourcePrefix)
+      out.report("INIT-25", reports::kBindsEngine, "the engine sent a resource method",
+                 "no resource methods (deferred, whatever `resources` says)", fmt::format("`{}`", o.msg.method),
+                 {o.evidence()});
     if (o.isMethod(m::kPing) && !hs.ok)
       out.report("PING-02", reports::kBindsEngine, "plugin/ping was sent before the handshake completed",
                  "pings only to connected plugins", "a ping", {o.evidence()});
@@ -164,6 +193,13 @@ class LifecycleMonitor : public Monitor {
                    "a 0.0.6 SDK always reports false (session publishing is gone, EMIT-16)",
                    "publish_session_events:true", {o.evidence()}, /*advisory=*/true);
     }
+    if (const json::Value* res = member(caps, "resources"); res && res->IsBool() && res->GetBool())
+      out.report("INIT-25", reports::kBindsSdk, "the plugin reports resources:true",
+                 "SDKs report resources:false (resource methods are deferred)", "resources:true", {o.evidence()},
+                 /*advisory=*/true);
+    if (auto bad = parametersSchemaProblem(r))
+      out.report("INIT-21", reports::kBindsPlugin, "a tool's parameters are not a usable JSON Schema",
+                 "parameters passing draft 2020-12 meta-validation (§6.3 step 6)", *bad, {o.evidence()});
     if (auto problem = declarationProblem(r); problem && problem->rule_id != "INIT-20")
       out.report(problem->rule_id, reports::kBindsPlugin, "a tool declaration fails the engine's declaration checks",
                  "non-empty description, snake_case permission_name, primary_resource_param in "
@@ -204,6 +240,7 @@ class LifecycleMonitor : public Monitor {
   }
 
   void rememberCompletion(const Observation& o) {
+    completion_sent_ = true;
     if (completions_.size() >= 1024) return;  // bounded: R4 serves ≤ 32 producer requests at once
     const json::Value* outcome = member(o.msg.params, "outcome");
     completions_[o.msg.id] = outcome ? json::canonical(*outcome) : std::string();
@@ -233,10 +270,19 @@ class LifecycleMonitor : public Monitor {
     }
     if (outcome.empty()) return;
     if (!accepted_outcome_) {
-      if (success) accepted_outcome_ = outcome;
+      if (success) {
+        accepted_outcome_ = outcome;
+        accepted_line_ = o.request->line;
+      }
       return;
     }
     bool same = *accepted_outcome_ == outcome;
+    if (!same && o.request->line > accepted_line_)
+      out.report("RECOV-10", reports::kBindsPlugin,
+                 "the plugin completed recovery again with a different outcome (the engine must refuse it)",
+                 fmt::format("the accepted outcome {} again, or nothing", *accepted_outcome_),
+                 fmt::format("outcome {}", outcome), {{accepted_line_, "accepted completion"}, ev.first(), ev.second()},
+                 /*advisory=*/true);
     // Only -32048 contradicts RECOV-10: -32041 (overload) and -32042 (stale) are legitimate at any
     // time and say nothing about the outcome.
     if (same && code == wire::kRecoveryConflict)

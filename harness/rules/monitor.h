@@ -263,5 +263,8 @@ std::string_view str(const json::Value* v);     // "" unless a string
 // The first declaration problem of §6.3 step 6 (INIT-20/21, without the meta-schema check) in an
 // initialize result's `tools`; nullopt when they pass or cannot be decoded (shape: rpc_monitor).
 std::optional<protocol::DeclarationProblem> declarationProblem(const json::Value* init_result);
+// INIT-21 [impl]: the first tool whose `parameters` fail the structural draft 2020-12 check
+// (json::checkSchemaDocument), as "tools[i].parameters…: message"; nullopt when all pass.
+std::optional<std::string> parametersSchemaProblem(const json::Value* init_result);
 
 }  // namespace conform::rules

@@ -19,6 +19,12 @@
 //   PROD-42 rejections use the codes of §19 (-32040…-32049, -32602) [chosen], and -32043 only for
 //           registrations that really are unknown/closed/mismatched
 //   RECOV-18 [chosen] the recovery outcome never gates producer operations (no -32048 for them)
+// Against the plugin:
+//   PROD-06 a send/unregister naming a producer_id no register answer of this connection returned
+//           (persisted from an earlier connection, or made up — the wire cannot tell which; either
+//           way the send has no live registration, PROD-14)
+//   PROD-19 [advisory] a send reusing a key this connection already had accepted with other content
+//           (the rule binds the engine, whose answer is -32045, not a broken connection)
 //
 // Never judged ("should have succeeded" beyond the above): -32041 overload, -32042 stale, -32044
 // closing session and -32049 storage failure are legitimate at any time; keys, receipts and
@@ -64,7 +70,10 @@ class ProducerMonitor : public Monitor {
 
   void observe(const Observation& o, const ConnectionState& s, FindingSink& out) override {
     if (!o.decoded) return;
-    if (o.fromPlugin() && o.msg.isRequest() && isProducer(o.msg.method)) remember(o);
+    if (o.fromPlugin() && o.msg.isRequest() && isProducer(o.msg.method)) {
+      unknownProducer(o, s, out);
+      remember(o);
+    }
     if (o.fromEngine() && o.match == Match::Matched && isProducer(o.answeredMethod())) answer(o, s, out);
   }
 
@@ -80,6 +89,23 @@ class ProducerMonitor : public Monitor {
   static bool isProducer(std::string_view method) {
     return method == m::kProducerRegister || method == m::kProducerSend || method == m::kProducerUnregister ||
            method == m::kProducerDiscard;
+  }
+
+  // PROD-06: a producer_id the plugin never got from a register answer on this connection was
+  // either persisted from an earlier connection or made up. Exact: the plugin can only know an id
+  // after reading the engine's answer, which the trace records before the plugin's next request.
+  void unknownProducer(const Observation& o, const ConnectionState& s, FindingSink& out) {
+    if (producers_full_ || !s.handshake().producerEnabled() ||
+        s.effectiveProfile().id() != protocol::Profile::Id::V006)
+      return;
+    if (o.msg.method != m::kProducerSend && o.msg.method != m::kProducerUnregister) return;  // discard: PROD-27
+    std::string_view id = str(member(o.msg.params, "producer_id"));
+    if (id.empty() || producers_.count(std::string(id))) return;
+    out.report("PROD-06", reports::kBindsPlugin,
+               fmt::format("`{}` names a producer_id this connection never registered", o.msg.method),
+               "a producer_id returned by plugin/producer/register on this connection (ids are never reused "
+               "after a reconnect; a send needs a live registration, PROD-14)",
+               fmt::format("producer_id \"{}\"", id), {o.evidence()});
   }
 
   void remember(const Observation& o) {
@@ -188,6 +214,11 @@ class ProducerMonitor : public Monitor {
     const Registration* reg = p == producers_.end() ? nullptr : &p->second;
     std::string k = f.session + '\x1f' + f.key;
     auto kit = keys_.find(k);
+    if (kit != keys_.end() && kit->second.first != f.body_sig)
+      out.report("PROD-19", reports::kBindsPlugin,
+                 "the plugin reused an idempotency key with another mode/description/body",
+                 fmt::format("a new key for a new message (key first accepted as message \"{}\")", kit->second.second),
+                 "the same key with different content", ev, /*advisory=*/true);
     if (!success) {
       if (code == wire::kIdempotencyConflict && kit != keys_.end() && kit->second.first == f.body_sig)
         out.report("PROD-18", reports::kBindsEngine, "an identical retry was rejected as a key conflict",

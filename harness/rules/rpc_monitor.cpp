@@ -4,13 +4,23 @@
 // echoing ids with the same JSON type exactly once (RPC-08 plugin, RPC-17 engine), and
 // unknown-method handling (RPC-13 engine → -32601, RPC-15 SDK → -32601).
 //
-// Not judged: unanswered requests at the end of a trace (shutdown, timeouts and kills legitimately
-// abandon them, SHUT-09/TOOL-16), RPC-10 ordering (any order is allowed), responses to unknown ids
+// RPC-16: a SUCCESS response with id null answers no request (requests carry integer or string
+// ids; a null id is only for errors about undecodable frames), so it can only be a response to a
+// notification. It is reported as RPC-16, or RECOV-01 when the last notification the sender
+// received was plugin/recovery/start (that rule names the "no response" of recovery/start).
+// RPC-08 [advisory] at the end of the trace: a plugin/ping the plugin never answered although the
+// ping deadline (PING-03, 2,000 ms by default) had passed before the engine shut down, closed stdin
+// or the trace ended — pings are answered inline (PING-04), so this is not an in-flight handler
+// abandoned at shutdown (SHUT-09). Advisory: the trace cannot show that no answer would ever come.
+//
+// Not judged: other unanswered requests at the end of a trace (shutdown, timeouts and kills
+// legitimately abandon them, SHUT-09/TOOL-16), RPC-10 ordering (any order is allowed), responses to unknown ids
 // when the trace does not start at the handshake (a slice cannot know earlier requests).
 #include <map>
 
 #include <fmt/format.h>
 
+#include "core/protocol/limits.h"
 #include "harness/rules/monitor.h"
 
 namespace conform::rules {
@@ -56,6 +66,32 @@ class IdIntervals {
   bool full_ = false;
 };
 
+// TOOL-03 (M) states a named output's 1–8 distinct stream names; the profile files every output
+// declaration problem under TOOL-04 (C: the member spelling and stream-name characters). A count or
+// a duplicate is reported under the normative rule.
+bool streamCountOrDuplicate(const json::Value& init_result) {
+  const json::Value* tools = member(&init_result, "tools");
+  if (!tools || !tools->IsArray()) return false;
+  for (const json::Value& t : tools->GetArray()) {
+    const json::Value* streams = member(member(&t, "output"), "streams");
+    if (str(member(member(&t, "output"), "kind")) != "named" || !streams || !streams->IsArray()) continue;
+    if (streams->Size() < protocol::limits::kNamedStreamsMin || streams->Size() > protocol::limits::kNamedStreamsMax)
+      return true;
+    for (rapidjson::SizeType i = 0; i < streams->Size(); ++i)
+      for (rapidjson::SizeType j = 0; j < i; ++j)
+        if ((*streams)[i] == (*streams)[j]) return true;
+  }
+  return false;
+}
+
+std::string resultRule(const RequestInfo& req, const json::Value& result, const std::string& rule) {
+  if (rule.empty()) return "RPC-12";
+  if (rule == "TOOL-04" && req.method && req.method->name == protocol::method::kInitialize &&
+      streamCountOrDuplicate(result))
+    return "TOOL-03";
+  return rule;
+}
+
 std::uint8_t sender(const Observation& o) {
   return o.fromPlugin() ? reports::kBindsPlugin : reports::kBindsEngine;
 }
@@ -65,6 +101,8 @@ class RpcMonitor : public Monitor {
   std::string_view name() const override { return "RPC"; }
 
   void observe(const Observation& o, const ConnectionState& s, FindingSink& out) override {
+    if (o.t()) last_t_ = o.t();
+    observeEnd(o);
     if (!o.is_frame) return;
     if (o.envelope_error) {
       const wire::EnvelopeError& e = *o.envelope_error;
@@ -76,6 +114,14 @@ class RpcMonitor : public Monitor {
     if (!o.decoded) return;
     const wire::Message& m = o.msg;
     const protocol::Profile& prof = s.effectiveProfile();
+    if (m.isNotification()) {
+      LastNotification& ln = last_notification_[o.fromEngine() ? 0 : 1];
+      ln.method.assign(m.method.data(), m.method.size());
+      ln.line = o.line();
+    }
+    if (m.isRequest() && o.fromEngine() && m.method == protocol::method::kPing && pings_.size() < kMaxPings)
+      pings_.push_back({m.id, o.line(), o.t()});
+    if (o.match == Match::Matched && o.fromPlugin() && o.answeredMethod() == protocol::method::kPing) answeredPing(m.id);
     if (m.isRequest() || m.isNotification()) {
       if (!m.params || !m.params->IsObject()) {
         out.report("RPC-11", sender(o), fmt::format("`{}` was sent without an object `params`", m.method),
@@ -106,6 +152,10 @@ class RpcMonitor : public Monitor {
                    fmt::format("a second response with id {}", m.id.render()), {o.evidence()});
         return;
       case Match::Unknown:
+        if (m.id.isNull() && m.kind == wire::MessageKind::Success) {
+          notificationAnswer(o, out);
+          return;
+        }
         // Only when the trace holds the whole connection and tracking never gave up.
         if (!s.handshake().request_line || s.untracked(plugin_answers ? Dir::EngineToPlugin : Dir::PluginToEngine))
           return;
@@ -133,14 +183,81 @@ class RpcMonitor : public Monitor {
     }
     if (m.kind == wire::MessageKind::Success && m.result) {
       if (auto v = prof.validate(req.method->name, protocol::Part::Result, *m.result))
-        out.report(v->rule_id.empty() ? "RPC-12" : v->rule_id, who,
+        out.report(resultRule(req, *m.result, v->rule_id), who,
                    fmt::format("the `{}` result does not match its shape", req.method->name),
                    fmt::format("{} (strict decoding, PROTOCOL §3.3)", req.method->result_type), v->str(),
                    {{req.line, "request"}, o.evidence()});
     }
   }
 
+ void observeEnd(const Observation& o) {
+    // The end of the plugin's chance to answer: shutdown notification or stdin EOF.
+    if (end_t_) return;
+    if ((o.decoded && o.fromEngine() && o.msg.isNotification() && o.msg.method == protocol::method::kShutdown) ||
+        (o.ev->kind == trace::Kind::Eof && o.fromEngine()))
+      end_t_ = o.t() ? o.t() : 1;
+  }
+
+  void finish(const ConnectionState& s, FindingSink& out) override {
+    if (s.untracked(Dir::EngineToPlugin)) return;
+    const std::int64_t end = end_t_ ? end_t_ : last_t_;
+    for (const PendingPing& p : pings_) {
+      if (end - p.t_us < kPingDeadlineUs + kToleranceUs) continue;
+      out.report("RPC-08", reports::kBindsPlugin, "a plugin/ping was never answered",
+                 fmt::format("a response within the ping deadline ({} ms by default, PING-03)",
+                             protocol::limits::kInterceptionTimeoutMsDefault),
+                 fmt::format("no response to id {} in the {} ms before the connection ended", p.id.render(),
+                             (end - p.t_us) / 1000),
+                 {{p.line, "plugin/ping"}}, /*advisory=*/true);
+    }
+  }
+
  private:
+  // PING-03: the ping deadline is interception_timeout_ms (2,000 ms by default); RULES.md ±250 ms.
+  static constexpr std::int64_t kPingDeadlineUs =
+      static_cast<std::int64_t>(protocol::limits::kInterceptionTimeoutMsDefault) * 1000;
+  static constexpr std::int64_t kToleranceUs = 250'000;
+  // Outstanding pings (a conforming plugin answers each inline, so this stays near empty; capped).
+  static constexpr std::size_t kMaxPings = 1'024;
+  struct PendingPing {
+    wire::RpcId id;
+    std::uint64_t line = 0;
+    std::int64_t t_us = 0;
+  };
+  std::vector<PendingPing> pings_;
+  std::int64_t end_t_ = 0, last_t_ = 0;
+  struct LastNotification {
+    std::string method;
+    std::uint64_t line = 0;
+  };
+  LastNotification last_notification_[2];  // [0] sent by the engine, [1] by the plugin
+
+  void answeredPing(const wire::RpcId& id) {
+    for (std::size_t i = 0; i < pings_.size(); ++i)
+      if (pings_[i].id == id) {
+        pings_.erase(pings_.begin() + static_cast<std::ptrdiff_t>(i));
+        return;
+      }
+  }
+
+  // A success response with id null: an answer to a notification (see the file comment).
+  void notificationAnswer(const Observation& o, FindingSink& out) {
+    const LastNotification& ln = last_notification_[o.fromPlugin() ? 0 : 1];
+    const std::uint8_t who = sender(o);
+    std::vector<Evidence> ev;
+    if (ln.line) ev.push_back({ln.line, "last notification received: " + ln.method});
+    ev.push_back(o.evidence());
+    if (o.fromPlugin() && ln.method == protocol::method::kRecoveryStart)
+      out.report("RECOV-01", who, "plugin/recovery/start was answered with a response",
+                 "no response: plugin/recovery/start is a notification", "a response with id null", std::move(ev));
+    else
+      out.report("RPC-16", who, "a notification received a response",
+                 "no response to notifications (a success response with id null answers no request)",
+                 ln.line ? fmt::format("a response with id null after `{}`", ln.method)
+                         : std::string("a response with id null"),
+                 std::move(ev));
+  }
+
   IdIntervals ids_;
   std::optional<std::int64_t> next_expected_;
   bool seq_reported_ = false;

@@ -60,17 +60,19 @@ TEST_CASE("lint: each dirty session variant breaks exactly its rule", "[rules][l
     SECTION(row.variant) {
       LintResult r = lintFile(std::string("lint_dirty_") + row.variant);
       INFO(row.variant << "\n" << describe(r.findings));
-      bool found = false;
+      std::size_t main = 0;
       for (const auto& f : r.findings) {
-        if (f.rule_id == row.rule) {
-          found = true;
-          CHECK((f.level == Level::Must) == row.must);
-        } else {
-          CHECK(f.level != Level::Must);  // nothing else at MUST level
-        }
+        CHECK(f.rule_id == row.rule);  // nothing but the variant's rule
+        // A plugin misuse the engine answered wrongly (emit06, prod19) is reported on both sides:
+        // the engine's breach at the rule's level, the plugin's as an advisory.
+        if (f.binds != conform::reports::kBindsEngine && f.verdict == conform::reports::Verdict::NonStrict &&
+            r.findings.size() == 2)
+          continue;
+        ++main;
+        CHECK((f.level == Level::Must) == row.must);
       }
-      CHECK(found);
-      CHECK(r.findings.size() == 1);  // the variants are built to break one rule once
+      CHECK(main == 1);  // the variants are built to break one rule once
+      CHECK(r.findings.size() <= 2);
     }
   }
 }

@@ -103,4 +103,19 @@ inline std::vector<std::string> ids(const std::vector<reports::Finding>& fs) {
   return out;
 }
 
+// Rule IDs of the findings against the engine / against the plugin (or its SDK), in order. Many
+// rules are judged on both sides (an invalid token: the plugin used it, the engine published it).
+inline std::vector<std::string> engineIds(const std::vector<reports::Finding>& fs) {
+  std::vector<std::string> out;
+  for (auto& f : fs)
+    if (f.binds == reports::kBindsEngine) out.push_back(f.rule_id);
+  return out;
+}
+inline std::vector<std::string> pluginIds(const std::vector<reports::Finding>& fs) {
+  std::vector<std::string> out;
+  for (auto& f : fs)
+    if (f.binds != reports::kBindsEngine) out.push_back(f.rule_id);
+  return out;
+}
+
 }  // namespace conform::rules::test
