@@ -59,6 +59,11 @@ inline constexpr int kMaxDepth = 4;
 // A plugin's declared shape, as the runner's `load` reports it (absent stays absent there; the
 // defaults are applied here, which is C++ policy).
 struct PluginShape {
+  PluginShape() = default;
+  PluginShape(const PluginShape& o) : PluginShape(o.clone()) {}  // deep copy of the Documents
+  PluginShape(PluginShape&&) = default;
+  PluginShape& operator=(const PluginShape& o) { return *this = o.clone(); }
+  PluginShape& operator=(PluginShape&&) = default;
   int index = 0;  // declaration order in the module (the runner's `index`)
   std::string name;
   std::string version;
