@@ -19,6 +19,10 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 fi
 major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 [ "$major" -ge "$NODE_MIN_MAJOR" ] || die "node $(node --version 2>/dev/null) is too old: the guest runners need Node >= ${NODE_MIN_MAJOR}"
+# jco-transpile 0.15's own dependencies declare node >= 20 (Debian 12's nodejs is 18): say so, go on.
+if [ "$major" -lt 20 ]; then
+  echo "deps-node: WARNING: node $(node --version) — the nanopi runner is tested on Node 20; jco-transpile's dependencies declare >= 20"
+fi
 
 shopt -s nullglob
 for lock in guest/*/package-lock.json; do
