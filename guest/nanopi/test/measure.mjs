@@ -10,12 +10,14 @@ const N = Number(process.argv[2]) || 2000;
 const fmt = (x) => Math.round(x * 10) / 10;
 console.log(`load average at start: ${loadavg().map(fmt).join(' ')}`);
 
-for (let i = 0; i < 3; i++) {
-  const t0 = performance.now();
-  const r = new Runner();
-  const res = await r.ok('load', { path: component('events_plugin') });
-  console.log(`cold load #${i + 1}: ${fmt(performance.now() - t0)} ms from spawn (runner: load ${res.load_ms} ms, transpile ${res.transpile_ms} ms, instantiate ${res.instantiate_ms} ms)`);
-  await r.close();
+for (const [label, env] of [['cache off', { CONFORM_NANOPI_CACHE: 'off' }], ['cache on', {}]]) {
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const r = new Runner({ env });
+    const res = await r.ok('load', { path: component('events_plugin') });
+    console.log(`cold load, ${label}, #${i + 1}: ${fmt(performance.now() - t0)} ms from spawn (runner: load ${res.load_ms} ms, transpile ${res.transpile_ms} ms, cached ${res.cached}, instantiate ${res.instantiate_ms} ms)`);
+    await r.close();
+  }
 }
 
 async function rate(name, label) {
