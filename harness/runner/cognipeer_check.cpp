@@ -266,7 +266,9 @@ Peer::Outcome CognipeerCase::drive(const std::string& action, const std::vector<
   if (tw_) tw_->note(fmt::format("drive {} {}", action, reports::shortenEvidence(json::compact(spec), 300)));
   if (action == "load") {
     std::string cerr;
-    auto b = buildHost(mem("companions"), cerr);
+    static const json::Value kNone;
+    const json::Value* comp = json::member(spec, "companions");
+    auto b = buildHost(comp ? *comp : kNone, cerr);
     if (!b) return Outcome::error("drive load: " + b.error());
     if (const json::Value* want = json::member(spec, "expect_error")) {
       std::string w = want->IsString() ? want->GetString() : "";
@@ -317,7 +319,9 @@ Peer::Outcome CognipeerCase::drive(const std::string& action, const std::vector<
     if (!last_snapshot_.IsObject()) return Outcome::error("drive resume: take a `drive snapshot` first");
     // A fresh host (a fresh runtime) resumes the snapshot: nothing of the old plugin session survives.
     std::string cerr;
-    auto b = buildHost(mem("companions"), cerr);
+    static const json::Value kNone;
+    const json::Value* comp = json::member(spec, "companions");
+    auto b = buildHost(comp ? *comp : kNone, cerr);
     if (!b || !cerr.empty()) return Outcome::error("drive resume: " + (b ? cerr : b.error()));
     auto r = host_->resume(last_snapshot_, mem("script"));
     if (!r) return Outcome::error("drive resume: " + r.error());

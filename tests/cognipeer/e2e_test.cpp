@@ -118,7 +118,11 @@ TEST_CASE("cognipeer e2e: kill-rate matrix over the fault gallery (each plugin F
     std::string name(json::stringMember(e, "name").value_or("?"));
     std::string file = kPlugins + "/" + std::string(json::stringMember(e, "file").value_or(""));
     fs::path dir = tmp / name;
-    Ran r = sh(fmt::format("{} check --profile cognipeer-0.10 -j 2 --report-dir {} -- {}", kConform, quote(dir.string()), quote(file)));
+    // Only the cases of the plugin's rule (its id and its `.variant`s): a host finding appears in every
+    // case that exercises the fault, and the rule's own cases do; the whole catalogue per plugin would
+    // not fit CTest's per-test timeout on a loaded machine.
+    Ran r = sh(fmt::format("{} check --profile cognipeer-0.10 -j 2 --only {} --only {} --report-dir {} -- {}", kConform, rule,
+                           quote(rule + ".*"), quote(dir.string()), quote(file)));
     bool hit = false;
     std::string rules_failed;
     std::ifstream rep(dir / "report.json");
