@@ -13,6 +13,13 @@ async function loaded(name, opts) {
 }
 after(async () => { for (const r of runners) await r.close(); });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+async function waitFor(pred, deadlineMs = 10_000) {
+  const end = performance.now() + deadlineMs;
+  while (!pred()) {
+    if (performance.now() > end) throw new Error('condition not met within the deadline');
+    await sleep(5);
+  }
+}
 const seen = async (r) => JSON.parse((await r.call('execute-tool', ['events_seen', '{}'], 2000)).value).content;
 
 test('call returns the export value; handle-event returns "{}" and list-events the requested names', async () => {
@@ -59,6 +66,18 @@ test('an h* request unanswered past the deadline is answered to the guest in-ban
   assert.equal((await r.call('list-tools', [], 2000)).outcome, 'ok');
 });
 
+test('a JSON-RPC error or a malformed answer to an h* request reaches the guest as an in-band error', async () => {
+  const r = await loaded('events_plugin', { onImport: () => undefined });
+  const p1 = r.call('execute-tool', ['notify', 'a'], 2000);
+  await waitFor(() => r.imports.length === 1);
+  r.write({ jsonrpc: '2.0', id: r.imports[0].id, error: { code: -1, message: 'conform refused' } });
+  assert.equal(JSON.parse((await p1).value).content, 'error: host did not answer (conform refused)');
+  const p2 = r.call('execute-tool', ['notify', 'b'], 2000);
+  await waitFor(() => r.imports.length === 2);
+  r.write({ jsonrpc: '2.0', id: r.imports[1].id, result: { value: 42 } });
+  assert.equal(JSON.parse((await p2).value).content, 'error: host did not answer (malformed answer)');
+});
+
 test('NP-24 a trap ends the call with outcome trap; the instance is rebuilt fresh before the answer', async () => {
   const r = await loaded('handle_event_trap_on_payload');
   await r.call('handle-event', ['input', '{}'], 2000);
@@ -90,11 +109,12 @@ test('NP-26 a spinning guest is stopped within budget + 250 ms, respawned fresh,
 
 test('a second call while one runs is refused with -32010 busy, never queued', async () => {
   const r = await loaded('handle_event_spin');
+  // Lines are handled in order: the first call is running when the next lines arrive.
   const first = r.request('call', { export: 'handle-event', args: ['turn_start', '{}'], budget_ms: 600 });
-  await sleep(100);
   const second = await r.request('call', { export: 'list-tools', args: [], budget_ms: 1000 });
   assert.equal(second.error?.code, -32010);
   assert.equal((await r.request('reset', {})).error?.code, -32010);
+  assert.equal((await r.request('load', { path: component('events_plugin') })).error?.code, -32010);
   assert.equal((await first).result.outcome, 'timeout');
   assert.equal((await r.call('list-tools', [], 1000)).outcome, 'ok');
 });
