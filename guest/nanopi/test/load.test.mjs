@@ -1,7 +1,7 @@
 // The nanopi runner's `load`, its envelope (docs/guest-protocol.md "Envelope") and its exit paths.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync, mkdtempSync, existsSync } from 'node:fs';
+import { writeFileSync, readFileSync, mkdtempSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -10,7 +10,10 @@ import { GUEST, Runner, component, componentsDir, manifest } from './helpers.mjs
 const scratch = mkdtempSync(join(tmpdir(), 'conform-nanopi-test-'));
 const runners = [];
 function runner(opts) { const r = new Runner(opts); runners.push(r); return r; }
-after(async () => { for (const r of runners) await r.close(); });
+after(async () => {
+  for (const r of runners) await r.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 const NINE = new Set(['host-log', 'host-fs-read', 'host-http-get', 'host-store-get', 'host-store-set',
   'host-notify', 'host-set-context', 'host-call-tool', 'host-send-user-message']);
