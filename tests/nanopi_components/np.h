@@ -87,10 +87,12 @@ static void np_out_put(const char *s, np_size n) {
   for (np_size i = 0; i < n && np_out_len < NP_OUT_CAP; i++) np_out[np_out_len++] = s[i];
 }
 static void np_out_lit(const char *s) { np_out_put(s, np_strlen(s)); }
-/* Appends s as the inside of a JSON string (quotes, backslashes and control characters escaped). */
+/* Appends s as the inside of a JSON string (quotes, backslashes and control characters escaped).
+ * Stops NP_OUT_RESERVE bytes before the end of the buffer, so the caller can still close the JSON. */
+#define NP_OUT_RESERVE 64
 static void np_out_json_escaped(const char *s, np_size n) {
   static const char hex[] = "0123456789abcdef";
-  for (np_size i = 0; i < n; i++) {
+  for (np_size i = 0; i < n && np_out_len + 6 < NP_OUT_CAP - NP_OUT_RESERVE; i++) {
     unsigned char c = (unsigned char)s[i];
     if (c == '"' || c == '\\') { char e[2] = {'\\', (char)c}; np_out_put(e, 2); }
     else if (c < 0x20) { char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]}; np_out_put(e, 6); }
