@@ -35,6 +35,14 @@ test('call returns the export value; handle-event returns "{}" and list-events t
   assert.equal(JSON.parse((await r.call('execute-tool', ['last_payload', '{}'])).value).content, '{"prompt":"hi"}');
 });
 
+test('big payloads: the guest keeps at most 256 KiB and its results stay valid JSON', async () => {
+  const r = await loaded('events_plugin');
+  const payload = '\u0001"'.repeat(200_000); // 400 000 bytes that escape to 1.6 MB
+  assert.equal((await r.call('handle-event', ['input', payload], 2000)).value, '{}');
+  const back = JSON.parse((await r.call('execute-tool', ['last_payload', '{}'], 2000)).value).content;
+  assert.ok(back.length > 1000 && payload.startsWith(back), `got ${back.length} characters`);
+});
+
 test('host imports go to conform as h* requests and the answer reaches the guest', async () => {
   const r = await loaded('events_plugin', { onImport: (name, args) => (name === 'host-log' ? null : `answer to ${args[0]}`) });
   const res = await r.call('execute-tool', ['notify', 'ping'], 2000);
