@@ -143,9 +143,14 @@ SizeInfo compactSize(const json::Value& v) {
   v.Accept(w);
   return SizeInfo{c.n, w.numbers};
 }
-// Our writer and the engine's may spell numbers differently (1e3 vs 1000.0) and escape strings
-// differently; sizes closer to a limit than this are not judged.
-std::size_t sizeTolerance(const SizeInfo& s) { return 16 + 24 * s.numbers; }
+// Our count is a LOWER bound of any compact serialisation except for numbers: RapidJSON writes
+// strings in their shortest JSON form (raw UTF-8, the two-character escapes, \u00XX only where no
+// short form exists, no escaped '/'), and no whitespace; another writer can only be longer there.
+// Numbers may be spelt longer or shorter (1e3 vs 1000.0): up to 24 bytes each either way. So "over
+// the limit" is certain when bytes − 24 × numbers exceeds it (QUOTA-01 is exact for a payload
+// without numbers: 262,145 bytes is over, 262,144 is not), and bytes − 24 × numbers is the lower
+// bound the quota window adds up.
+std::size_t sizeTolerance(const SizeInfo& s) { return 24 * s.numbers; }
 
 enum class Expect : std::uint8_t {
   Unknown,        // nothing certain
@@ -333,7 +338,9 @@ class EmitMonitor : public Monitor {
                  "a plugin declares every capability it uses (publish_bus:true to emit)",
                  "plugin/emit with publish_bus:false", {o.evidence()});
     }
-    if (e.expect == Expect::Context && !(e.rule == "EMIT-06" || e.rule == "EMIT-07") ) {
+    // An absent or empty context_id is a shape breach (EMIT-01, rpc_monitor), not a token to judge.
+    if (e.token.empty()) {
+    } else if (e.expect == Expect::Context && !(e.rule == "EMIT-06" || e.rule == "EMIT-07")) {
       out.report(e.rule, reports::kBindsPlugin, fmt::format("the plugin emitted with an invalid token: {}", e.why),
                  "an emit with a token delivered to this plugin, for its session, unused and still valid",
                  fmt::format("context_id \"{}\"", e.token), {o.evidence()}, /*advisory=*/true);
@@ -342,7 +349,7 @@ class EmitMonitor : public Monitor {
       if (g != grants_.end() && !g->second.redelivered_spent)
         out.report("EMIT-06", reports::kBindsPlugin, fmt::format("the plugin used a token twice: {}", e.why),
                    "one emit per token (tokens are one-shot)", fmt::format("context_id \"{}\" again", e.token),
-                   {{g->second.spent_line, "first use"}, o.evidence()}, /*advisory=*/true);
+                   {o.evidence(), {g->second.spent_line, "first use"}}, /*advisory=*/true);
     }
     auto chars = protocol::utf8Length(e.name);
     if (!chars || *chars == 0 || *chars > protocol::limits::kEmitNameMaxChars || !protocol::isControlFree(e.name))

@@ -68,6 +68,10 @@ const std::map<std::string, std::string>& excluded() {
       {"slow_hook",
        "HOOK-06 bounds the engine's wait (interception_timeout_ms on the engine's virtual clock); a late "
        "answer is legal on the wire"},
+      {"handshake_error",
+       "a plugin may decline the handshake with an error response (an answer, RPC-08); INIT-19 binds the "
+       "engine's reaction, which lint judges (after the refusal only plugin/shutdown may follow) and which "
+       "a conforming engine gives nothing to report about"},
       {"never_reads_stdin",
        "a plugin that stops reading writes nothing wrong; EVT-17 judges the engine's queue (scenario "
        "EVT-14 e2e), and the stall holds the session 30 s"},
@@ -75,37 +79,44 @@ const std::map<std::string, std::string>& excluded() {
   return k;
 }
 
-// Faults that show on the wire but that `conform lint` does not (yet) flag on their rule: counted
-// as misses in the catch rate, listed, and not asserted (a newly caught one is reported so the list
-// can shrink).
-// Evidence: first matrix run, 2026-11-30 (rules lint named instead, if any, in the comment).
+// The rule lint names on the PLUGIN's side where the fault table's rule binds only the engine (the
+// table names "the RULES.md ID it breaks (or whose enforcement it exercises)", mock_plugin/faults.h;
+// check-engine uses the latter) and RULES.md has a distinct rule for the plugin's frame. A fault is
+// caught when lint names either rule. Decided per RULES.md:
+const std::map<std::string, std::pair<std::string, std::string>>& pluginSideRule() {
+  static const std::map<std::string, std::pair<std::string, std::string>> k = {
+      {"version_not_string",
+       {"INIT-10", "INIT-12 (I, Binds E) is the engine's type check; the plugin breaks INIT-10 (M, P): "
+                   "it reports exactly \"0.0.6\""}},
+      {"non_utf8_stdout",
+       {"FRAME-01", "FRAME-04 (Binds E) is the engine's fatal reaction; the plugin breaks FRAME-01 (M, E,P): "
+                    "every line is one JSON object"}},
+      {"emit_missing_context",
+       {"EMIT-01", "EMIT-22 (I, Binds E) is the engine's fatal decode; the plugin breaks EMIT-01 (M, P): "
+                   "closed params {session_id, context_id, name, payload}"}},
+      {"emit_unknown_token",
+       {"EMIT-04", "EMIT-13 (Binds E) routes the diagnostic, which is not on the wire; the token itself "
+                   "breaks EMIT-04 (valid only for the plugin it was delivered to)"}},
+      {"bad_hook_result",
+       {"HOOK-17", "HOOK-17 states the tool_before_call result {action: allow|block, …}; lint names the "
+                   "per-hook shape rule (HOOK-13 is the generic closed-shape rule, named for hooks whose "
+                   "result has no rule of its own, e.g. hook_extra_member)"}},
+      {"send_before_register",
+       {"PROD-06", "PROD-14 (Binds E) is the engine's rejection; on the wire this fault is the same frame as "
+                   "stale_producer_id — a producer_id no register answer of this connection returned — "
+                   "which breaks PROD-06 (M, P)"}},
+  };
+  return k;
+}
+
+// Faults that show on the wire but that `conform lint` does not flag on their rule: counted as
+// misses in the catch rate, listed, and not asserted (a newly caught one is reported so the list
+// can shrink). Each is justified in docs/monitors.md.
 const std::map<std::string, std::string>& knownMisses() {
   static const std::map<std::string, std::string> k = {
-      {"version_not_string", "INIT-12 (lint: INIT-10)"},
-      {"name_mismatch", "INIT-13 (lint: nothing; the configured name is only in the header's peer argv)"},
-      {"invalid_tool_schema", "INIT-21 (lint: nothing; no meta-schema check of parameters)"},
-      {"invalid_output_decl", "TOOL-03 (lint: TOOL-04)"},
-      {"resources_true", "INIT-25 (lint: nothing)"},
-      {"handshake_error", "INIT-19 (lint: nothing)"},
-      {"ignores_ping", "RPC-08 (lint: nothing; an unanswered request at the end of the trace)"},
-      {"answers_notification", "RPC-16 (lint: RPC-08)"},
-      {"reuse_token", "EMIT-06 (lint: nothing)"},
-      {"emit_wrong_session", "EMIT-05 (lint: nothing)"},
-      {"emit_unknown_token", "EMIT-13 (lint: nothing)"},
-      {"emit_flood", "QUOTA-05 (lint: nothing)"},
-      {"oversized_payload", "QUOTA-01 (lint: nothing)"},
-      {"oversized_name", "QUOTA-02 (lint: nothing)"},
-      {"emit_missing_context", "EMIT-22 (lint: EMIT-01)"},
-      {"undeclared_publish", "INIT-14 (lint: nothing)"},
-      {"bad_hook_result", "HOOK-13 (lint: HOOK-17)"},
-      {"declared_hook_unsupported", "INIT-14 (lint: nothing)"},
-      {"send_before_register", "PROD-14 (lint: nothing)"},
-      {"stale_producer_id", "PROD-06 (lint: nothing)"},
-      {"key_reuse", "PROD-19 (lint: nothing)"},
-      {"never_completes_recovery", "RECOV-06 (lint: nothing)"},
-      {"recovery_twice", "RECOV-10 (lint: nothing)"},
-      {"answers_recovery_start", "RECOV-01 (lint: RPC-08)"},
-      {"non_utf8_stdout", "FRAME-04 (lint: FRAME-01)"},
+      {"name_mismatch",
+       "INIT-13 (the configured name lives in the engine's configuration, not on the wire; a tap "
+       "cannot know it)"},
   };
   return k;
 }
@@ -390,6 +401,7 @@ TEST_CASE("lint matrix: the engine/plugin trace lints clean, and each plugin fau
   };
   for (auto& kv : excluded()) CHECK(listed(kv.first));
   for (auto& kv : knownMisses()) CHECK(listed(kv.first));
+  for (auto& kv : pluginSideRule()) CHECK(listed(kv.first));
 
   namespace fs = std::filesystem;
   const std::string root = (fs::temp_directory_path() / ("conform-lintmatrix-" + std::to_string(::getpid()))).string();
@@ -434,10 +446,12 @@ TEST_CASE("lint matrix: the engine/plugin trace lints clean, and each plugin fau
   std::ostringstream table;
   for (std::size_t i = 1; i < results.size(); ++i) {
     const RunResult& r = results[i];
-    bool hit = names(r, r.rule);
+    auto alt = pluginSideRule().find(r.fault);
+    bool hit = names(r, r.rule) || (alt != pluginSideRule().end() && names(r, alt->second.first));
     char row[512];
-    std::snprintf(row, sizeof row, "  %-26s %-9s %-7s lint=%d %5.1fs  state=%-10s findings=%s\n", r.fault.c_str(),
-                  r.rule.c_str(), hit ? "CAUGHT" : "missed", r.lint_exit, r.seconds, r.plugin_state.c_str(),
+    std::string rule = r.rule + (alt != pluginSideRule().end() ? "/" + alt->second.first : "");
+    std::snprintf(row, sizeof row, "  %-26s %-17s %-7s lint=%d %5.1fs  state=%-10s findings=%s\n", r.fault.c_str(),
+                  rule.c_str(), hit ? "CAUGHT" : "missed", r.lint_exit, r.seconds, r.plugin_state.c_str(),
                   findingRules(r).c_str());
     table << row;
     for (auto& p : r.problems) table << "      (harness: " << p << ")\n";
@@ -455,12 +469,16 @@ TEST_CASE("lint matrix: the engine/plugin trace lints clean, and each plugin fau
   std::printf("lint catch rate: %d/%d (faults that show on the wire)\n", caught, total);
   for (auto& m : misses) std::printf("  missed: %s\n", m.c_str());
   for (auto& [name, why] : excluded()) std::printf("  excluded: %s — %s\n", name.c_str(), why.c_str());
+  for (auto& [name, alt] : pluginSideRule())
+    std::printf("  plugin-side rule: %s %s — %s\n", name.c_str(), alt.first.c_str(), alt.second.c_str());
   for (auto& n : newly_caught) std::printf("  now caught (remove from knownMisses): %s\n", n.c_str());
   std::fflush(stdout);
 
   INFO("misses outside the known list: " << unexpected_misses.size());
   for (auto& m : unexpected_misses) UNSCOPED_INFO("must catch, missed: " << m);
   CHECK(unexpected_misses.empty());
+  // Issue 6 target: at least 95 % of the wire-visible faults caught on their rule.
+  CHECK(caught * 100 >= 95 * total);
 
   if (clean.findings.empty() && unexpected_misses.empty()) fs::remove_all(root);
 }

@@ -140,13 +140,14 @@ TEST_CASE("INIT-14 a hook listed in intercept answered -32601 (advisory)", "[rul
 
 TEST_CASE("QUOTA-01 QUOTA-02 the plugin's payload and name out of limits (advisory)", "[rules][quota]") {
   Script big, name, fine;
-  big.handshake().e2p(event(1, "t1")).p2e(emit("t1", "n", "\"" + std::string(262'200, 'p') + "\""))
+  // 262,143 characters and two quotes: 262,145 bytes, one over (strings are counted exactly).
+  big.handshake().e2p(event(1, "t1")).p2e(emit("t1", "n", "\"" + std::string(262'143, 'p') + "\""))
       .e2p(emitResult("dropped"));
   CHECK(ids(big.run()) == V{"QUOTA-01"});
   CHECK(allAdvisory(big.run()));
   name.handshake().e2p(event(1, "t1")).p2e(emit("t1", std::string(129, 'n'))).e2p(emitResult("dropped", std::string(129, 'n')));
   CHECK(ids(name.run()) == V{"QUOTA-02"});
-  fine.handshake().e2p(event(1, "t1")).p2e(emit("t1", std::string(128, 'n'), "\"" + std::string(262'000, 'p') + "\""))
+  fine.handshake().e2p(event(1, "t1")).p2e(emit("t1", std::string(128, 'n'), "\"" + std::string(262'142, 'p') + "\""))
       .e2p(emitResult("published", std::string(128, 'n')));
   CHECK(fine.run().empty());
 }
