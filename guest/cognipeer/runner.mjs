@@ -169,8 +169,10 @@ function onWorkerGone(gen, why) {
 
 // Stop the worker, import the module again, then answer every invoke that was in flight on the old worker
 // with `ending` (timeout or threw), `restarted: true`.
+let restartVictims = []; // invokes waiting for a restart to finish (answered by shutdown if it comes first)
 async function restart(ending) {
   const victims = [...inflight.entries()];
+  restartVictims.push(...victims);
   inflight.clear();
   const stoppedAt = performance.now();
   for (const [, f] of victims) clearTimeout(f.timer);
@@ -187,6 +189,8 @@ async function restart(ending) {
     state = 'failed';
     diag(`re-import failed (${r.stage}): ${r.error.message}`);
   }
+  if (shuttingDown) return;
+  restartVictims = restartVictims.filter((v) => !victims.includes(v));
   for (const [id, f] of victims) {
     const out = { ...ending, elapsed_ms: round(stoppedAt - f.t0), restarted: r.ok, restart_ms: restartMs };
     if (!r.ok) out.restart_error = { stage: r.stage, ...r.error };
@@ -319,6 +323,7 @@ function onLine(line) {
       for (const [iid, f] of inflight) { clearTimeout(f.timer); fail(iid, -32011, 'runner shutting down'); }
       inflight.clear();
       for (const q of queued.splice(0)) fail(q.id, -32011, 'runner shutting down');
+      for (const [iid] of restartVictims.splice(0)) fail(iid, -32011, 'runner shutting down');
       process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: {} }) + '\n', () => shutdown(0));
       return;
     default: return fail(msg.id, -32601, `method not found: ${msg.method}`);
