@@ -3,6 +3,7 @@
 // the verdict. The drive actions are nanopi_drive.cpp.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -166,16 +167,26 @@ std::optional<std::string> NanopiPeer::notApplicable() const {
 }
 
 void NanopiPeer::addFindings(reports::CaseResult& out) {
+  // One finding per rule: the first observation, with how many more of the same rule followed (a
+  // handler that traps on every event says so once, not eleven times).
   nanopi::Host* h = host();
-  std::set<std::string> seen;
   auto covered = [&](const std::string& r) { return std::find(case_.rules.begin(), case_.rules.end(), r) != case_.rules.end(); };
+  std::map<std::string, std::pair<const nanopi::GuestFault*, std::size_t>> by_rule;
+  std::vector<std::string> order;
   if (h)
     for (const nanopi::GuestFault& f : h->faults()) {
-      if (!covered(f.rule) || !seen.insert(f.rule + "\n" + f.message).second) continue;
-      const reports::RuleInfo* ri = reports::findRule(f.rule);
-      out.findings.push_back(reports::makeFinding(f.rule, ri ? ri->binds : reports::kBindsPlugin, f.message, f.expected, f.actual,
-                                                  {{conv_.traceLine(), "host observation"}}));
+      if (!covered(f.rule)) continue;
+      auto [it, fresh] = by_rule.emplace(f.rule, std::make_pair(&f, std::size_t{0}));
+      if (fresh) order.push_back(f.rule);
+      else ++it->second.second;
     }
+  for (const auto& rule : order) {
+    const auto& [f, more] = by_rule[rule];
+    const reports::RuleInfo* ri = reports::findRule(rule);
+    std::string msg = more ? fmt::format("{} (and {} more observation(s) of {} in this case)", f->message, more, rule) : f->message;
+    out.findings.push_back(reports::makeFinding(rule, ri ? ri->binds : reports::kBindsPlugin, msg, f->expected, f->actual,
+                                                {{conv_.traceLine(), "host observation"}}));
+  }
   for (auto& f : extra_)
     if (covered(f.rule_id)) out.findings.push_back(f);
 }
@@ -241,9 +252,9 @@ CaseRun NanopiPeer::run() {
   }
   bool untested = false;
   if (error.empty()) {
-    // Like the cookie handshake: the component is loaded before the steps unless the first step
-    // loads it with the case's own configuration.
-    if (case_.steps.empty() || !isDriveLoad(case_.steps.front())) {
+    // Like the cookie handshake: the component is loaded before the steps unless a step loads it
+    // with the case's own configuration.
+    if (std::none_of(case_.steps.begin(), case_.steps.end(), isDriveLoad)) {
       json::Document none;
       if (auto r = doLoad(none); !r) error = r.error();
     }
@@ -280,6 +291,11 @@ CaseRun NanopiPeer::run() {
   conv_.tw = nullptr;
   tw_.reset();
   out.trace = trace_text_.str();
+  // A failed step on the same rule as a host observation says the same thing twice (a hard load
+  // error makes `drive assert loaded` fail too): the observation, which names the cause, is kept.
+  if (failure && std::any_of(out.result.findings.begin(), out.result.findings.end(),
+                             [&](const reports::Finding& f) { return f.rule_id == rule_; }))
+    failure.reset();
   if (failure) {
     const reports::RuleInfo* ri = reports::findRule(rule_);
     out.result.findings.push_back(reports::makeFinding(rule_, ri ? ri->binds : reports::kBindsPlugin, failure->message,
