@@ -166,3 +166,78 @@ TEST_CASE("interpreter: needs → NOT-APPLICABLE; failed handshake → not PASS"
   CHECK(hs.result.verdict != Verdict::Pass);
   CHECK(hs.result.verdict != Verdict::Error);
 }
+
+TEST_CASE("interpreter: needs no inverts applicability", "[check]") {
+  // The reference plugin declares publish_bus: `needs no publish_bus` is NOT-APPLICABLE, and a
+  // plugin whose handshake lacks it (fault undeclared_publish rewrites it to false) runs the case.
+  auto na = runOne("case EMIT-24 \"t\"\n  needs no publish_bus\n  wait 1ms\n");
+  CHECK(na.result.verdict == Verdict::NotApplicable);
+  CHECK(na.result.skip_reason.find("declares publish_bus") != std::string::npos);
+  auto runs = runOne("case EMIT-24 \"t\"\n  needs no publish_bus\n  wait 1ms\n", {"--fault", "undeclared_publish"});
+  INFO(describe(runs.result));
+  CHECK(runs.result.verdict != Verdict::NotApplicable);
+}
+
+TEST_CASE("interpreter: method segments from captures reach every hook; expect answer … not CODE", "[check]") {
+  const char* script = R"(case INIT-14 "t"
+  drive session.create as $s
+  for each hook as $h {
+    send request plugin/intercept/$h {} as $r
+    expect answer $r not -32601 within 3s
+  }
+)";
+  auto pass = runOne(script);
+  INFO(describe(pass.result));
+  CHECK(pass.result.verdict == Verdict::Pass);
+  // All 13 hooks were written with their own method name.
+  std::size_t hooks = 0;
+  for (std::size_t at = 0; (at = pass.trace.find("\"method\":\"plugin/intercept/", at)) != std::string::npos; ++at) ++hooks;
+  CHECK(hooks == 13);
+  auto fail = runOne(script, {"--fault", "declared_hook_unsupported"});
+  INFO(describe(fail.result));
+  REQUIRE(fail.result.verdict == Verdict::Fail);
+  CHECK(fail.result.findings.at(0).message.find("the answer to $r is an error with code -32601") != std::string::npos);
+  auto unbound = runOne("case INIT-14 \"t\"\n  send request plugin/intercept/$nope {}\n");
+  CHECK(unbound.result.verdict == Verdict::Error);
+  CHECK(unbound.result.error.find("$nope in the method name") != std::string::npos);
+}
+
+TEST_CASE("interpreter: send frame … size N writes exactly N bytes before the LF", "[check]") {
+  // FRAME-07: the SDK accepts 4,194,304 bytes and exits on one byte more.
+  auto boundary = runOne(R"(case FRAME-07 "t"
+  send frame {"jsonrpc": "2.0", "method": "conform/pad", "params": {"p": "$pad"}} size 4194304
+  send request plugin/ping {} as $p
+  expect response $p exact {} within 5s
+)");
+  INFO(describe(boundary.result));
+  CHECK(boundary.result.verdict == Verdict::Pass);
+  auto over = runOne(R"(case FRAME-07 "t"
+  send frame {"jsonrpc": "2.0", "method": "conform/pad", "params": {"p": "$pad"}} size 4194305
+  expect exit nonzero within 5s
+)");
+  INFO(describe(over.result));
+  CHECK(over.result.verdict == Verdict::Pass);
+  auto small = runOne("case FRAME-07 \"t\"\n  send frame {\"jsonrpc\": \"2.0\", \"method\": \"x\", \"params\": {\"p\": \"$pad\"}} size 10\n");
+  CHECK(small.result.verdict == Verdict::Error);
+}
+
+TEST_CASE("interpreter: fault restart reconnects the plugin; drive run fires the hooks", "[check]") {
+  auto r = runOne(R"(case PROD-06 "t"
+  send request plugin/ping {} as $p
+  expect response $p exact {}
+  fault restart
+  expect state connected
+  send request plugin/ping {} as $q
+  expect response $q exact {}
+  drive session.create as $s
+  drive run $s {"input": "hello"} as $run
+  expect state connected
+)");
+  INFO(describe(r.result));
+  CHECK(r.result.verdict == Verdict::Pass);
+  CHECK(r.trace.find("(connection 2)") != std::string::npos);
+  CHECK(r.trace.find("plugin/intercept/user_before_input") != std::string::npos);
+  // An unbound session argument is a harness ERROR, never the plugin's fault.
+  auto bad = runOne("case PROD-06 \"t\"\n  drive run $nosession {\"input\": \"x\"}\n");
+  CHECK(bad.result.verdict == Verdict::Error);
+}
