@@ -8,6 +8,7 @@
 // plugin do against the plugin contract (an unknown decision, `ask` outside preToolUse, a throw, a
 // timeout, a readonly-state write, a dropped attachment, a slot claimed twice, …) becomes a finding on
 // the CG rule it touches, in every case where it happens.
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -399,6 +400,9 @@ CaseRun CognipeerCase::run() {
       error = fmt::format("--host real: @cognipeer/agent-sdk >= 0.10 cannot be resolved from {}'s folder (the npm registry "
                           "serves only 0.9.2, which has no plugin layer); use --host reference",
                           target_.argv[0]);
+    else if (int maj = 0, min = 0; std::sscanf(ver.c_str(), "%d.%d", &maj, &min) < 2 || (maj == 0 && min < 10))
+      error = fmt::format("--host real: @cognipeer/agent-sdk {} at {} is older than 0.10 (no plugin layer); use --host reference",
+                          ver.empty() ? "(no version)" : ver, *sdk);
     else
       error = fmt::format("--host real: found @cognipeer/agent-sdk {} at {}, but driving the real SDK's loop is not "
                           "implemented in this build; use --host reference", ver.empty() ? "(no version)" : ver, *sdk);

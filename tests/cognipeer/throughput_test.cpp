@@ -57,3 +57,36 @@ TEST_CASE("cognipeer e2e: load time and hook invocations per second through the 
   CHECK(kInvocations / s > 10);  // sanity: an order of magnitude below any measured rate
   client.shutdown();
 }
+
+TEST_CASE("CG-17 observers through the real runner: both invokes are written before either reply is read", "[cognipeer][e2e]") {
+  if (std::system("command -v node >/dev/null 2>&1") != 0) {
+    WARN("node is not installed: SKIPPED (run `make deps`)");
+    return;
+  }
+  wire::Reactor reactor;
+  std::vector<std::string> seq;  // "out invoke" / "in reply", in wire order
+  GuestClient::Tap tap;
+  tap.out = [&](std::string_view b) {
+    if (b.find("\"method\":\"invoke\"") != std::string_view::npos) seq.push_back("out");
+  };
+  tap.in = [&](const wire::ChannelEvent& ev) {
+    if (ev.kind == wire::ChannelEvent::Kind::Frame && ev.frame.bytes.find("\"outcome\"") != std::string::npos) seq.push_back("in");
+  };
+  GuestClient client(reactor, tap);
+  // helpers/recorders.mjs: two recording plugins A and B, every hook (tests/cognipeer_plugins/manifest.json).
+  std::string plugin = std::string(CONFORM_SOURCE_DIR) + "/tests/cognipeer_plugins/helpers/recorders.mjs";
+  REQUIRE(client.start(runnerDir(""), std::string(CONFORM_SOURCE_DIR) + "/tests/cognipeer_plugins"));
+  auto loaded = client.load(plugin);
+  REQUIRE(loaded);
+  auto shapes = parseShapes(*loaded);
+  REQUIRE(shapes);
+  REQUIRE(shapes->size() == 2);
+  auto host = Host::create(std::move(*shapes), client);
+  REQUIRE(host);
+  json::Document end;
+  end.Parse(R"({"status":"success"})");
+  host->runObservers("sessionEnd", end);
+  CHECK(seq == std::vector<std::string>{"out", "out", "in", "in"});
+  CHECK(host->log().size() == 2);
+  client.shutdown();
+}
