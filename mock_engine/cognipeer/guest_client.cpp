@@ -159,6 +159,7 @@ std::vector<InvokeResult> GuestClient::invokeAll(std::vector<InvokeRequest> batc
     }
     std::string oc = jx::getStr(*res, "outcome");
     if (const json::Value* el = json::member(*res, "elapsed_ms"); el && el->IsNumber()) r.elapsed_ms = el->GetDouble();
+    if (const json::Value* mi = json::member(*res, "mutated_input")) r.mutated_input = json::copy(*mi);
     if (oc == "returned") {
       r.outcome = InvokeResult::Outcome::Returned;
       const json::Value* v = json::member(*res, "value");

@@ -272,6 +272,13 @@ GateResult Host::runGate(const std::string& hook, const json::Value& input, int 
         error = r.error_message;
         break;
     }
+    if (!r.mutated_input.IsNull()) {
+      // An in-place edit reaches an in-process runtime directly: attachments must survive it (CG-13).
+      if (attachments(json::member(r.mutated_input, "content")) != attachments(json::member(g.value, "content")))
+        finding("CG-13", p.name, fmt::format("plugin \"{}\" changed an attachment of its {} input in place (only text parts "
+                                             "may change); the host keeps the originals", p.name, hook));
+      call.effect = "mutated its input in place";
+    }
     const json::Value& out = r.value;
     bool undefined = r.outcome == InvokeResult::Outcome::Returned && (r.undefinedValue() || out.IsNull());
     std::string decision;

@@ -104,6 +104,9 @@ struct InvokeResult {
   json::Document value;  // Returned: the decoded value; {"$type":"undefined"} or null-type = undefined
   std::string error_name, error_message;  // Threw / Failed (Failed: the runner or the wire failed)
   double elapsed_ms = 0;
+  // The runner re-encodes the input after the call; set when the handler changed it in place (an
+  // in-process SDK would see that change: the host judges it, e.g. an attachment rewritten, CG-13).
+  json::Document mutated_input;
   bool undefinedValue() const;
 };
 

@@ -93,7 +93,7 @@ void passesWholeCatalogue(const std::string& role) {
     ++n;
     std::string file = kPlugins + "/" + std::string(json::stringMember(e, "file").value_or(""));
     auto t0 = std::chrono::steady_clock::now();
-    Ran r = sh(fmt::format("{} check --profile cognipeer-0.10 -j 2 -- {}", kConform, quote(file)));
+    Ran r = sh(fmt::format("{} check --profile cognipeer-0.10 -j 4 -- {}", kConform, quote(file)));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     INFO(r.out);
     std::cout << fmt::format("cognipeer catalogue against {}: {:.2f} s\n", file, s);

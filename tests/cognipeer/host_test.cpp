@@ -295,3 +295,17 @@ TEST_CASE("CG-04 contributions accumulate: tools by name (agent first), toolDesc
   CHECK(json::compact(c["tools"]) == R"([{"name":"y","v":"agent"},{"name":"x","v":"a"},{"name":"z"}])");
   CHECK(json::compact(c["toolDescriptions"]) == R"({"x":"from b"})");
 }
+
+TEST_CASE("CG-13 an attachment changed in place (mutated_input) is flagged; the host keeps the original", "[cognipeer]") {
+  FakeGuest g;
+  g.on["0:userPromptSubmit"] = [](const InvokeRequest&) {
+    InvokeResult r = undefinedResult();
+    r.mutated_input = lit(R"({"text":"hi","content":[{"type":"text","text":"hi"},{"type":"image","data":"BBB"}]})");
+    return r;
+  };
+  Host h = make({shape(0, "inplace", {"userPromptSubmit"})}, g);
+  auto r = h.runGate("userPromptSubmit", lit(R"({"text":"hi","content":[{"type":"text","text":"hi"},{"type":"image","data":"AAA"}]})"));
+  CHECK(json::compact(r.value["content"][1]) == R"({"type":"image","data":"AAA"})");
+  REQUIRE(h.findings().size() == 1);
+  CHECK(h.findings()[0].rule == "CG-13");
+}
