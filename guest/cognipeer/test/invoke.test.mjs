@@ -211,13 +211,16 @@ test('timeout of a synchronous loop: worker terminated, module re-imported, in-f
 
 test('two slow observers run concurrently', () => withBehaviours(async (r) => {
   const t0 = performance.now();
-  const a = r.send('invoke', { plugin: 0, target: 'hook', name: 'slow', input: { ms: 400 }, ctx: { runId: 'r', state: {} }, timeout_ms: 5000 });
-  const b = r.send('invoke', { plugin: 0, target: 'hook', name: 'slow', input: { ms: 400 }, ctx: { runId: 'r', state: {} }, timeout_ms: 5000 });
+  // Timers never fire early, so one after the other would take >= 2000 ms; the second second is slack
+  // for a loaded CI machine.
+  const a = r.send('invoke', { plugin: 0, target: 'hook', name: 'slow', input: { ms: 1000 }, ctx: { runId: 'r', state: {} }, timeout_ms: 5000 });
+  const b = r.send('invoke', { plugin: 0, target: 'hook', name: 'slow', input: { ms: 1000 }, ctx: { runId: 'r', state: {} }, timeout_ms: 5000 });
   const [ma, mb] = await Promise.all([r.wait(a), r.wait(b)]);
   const wall = performance.now() - t0;
-  assert.equal(ma.result.value, 400);
-  assert.equal(mb.result.value, 400);
-  assert.ok(wall < 780, `two 400 ms observers took ${wall} ms: not concurrent`);
+  assert.equal(ma.result.value, 1000);
+  assert.equal(mb.result.value, 1000);
+  assert.ok(ma.result.elapsed_ms >= 1000 && mb.result.elapsed_ms >= 1000);
+  assert.ok(wall < 2000, `two 1000 ms observers took ${wall} ms: not concurrent`);
 }));
 
 test('a plugin that exits its worker: threw WorkerExit, re-imported', () => withBehaviours(async (r) => {
