@@ -121,6 +121,8 @@ void Engine::setRequestHandler(const std::string& method, RequestHandler h) {
 
 void Engine::tick() { impl_->timers.runDue(impl_->clk.now()); }
 
+EngineFault Engine::fault() const { return impl_->fault; }
+
 void Engine::setFault(EngineFault f) {
   impl_->fault = f;
   // QUOTA-05 broken: the 41st emit in a second is admitted.
@@ -894,7 +896,9 @@ void Engine::Impl::handleInitializeResult(Conn& c, const json::Value& msg) {
   p.status.reason.reset();
   setState(p, PluginState::Connected, std::nullopt);
   // Step 9: recovery/start is the next frame on a producer-enabled connection (issue 5 runs it).
-  if (p.status.producer_enabled)
+  if (p.status.producer_enabled && !has(EngineFault::NoRecoveryStart))
+    writeFrame(c, R"({"jsonrpc":"2.0","method":"plugin/recovery/start","params":{}})");
+  if (p.status.producer_enabled && has(EngineFault::RecoveryStartTwice))
     writeFrame(c, R"({"jsonrpc":"2.0","method":"plugin/recovery/start","params":{}})");
   if (conn_watch) conn_watch(c.id, p.cfg.name, true);
   if (has(EngineFault::SecondInitialize))

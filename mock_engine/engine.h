@@ -308,6 +308,7 @@ class Engine {
   // The engine fault gallery (mock_engine/faults.h): makes this engine break one rule on purpose
   // (`conform-engine --fault NAME`). Set before start().
   void setFault(EngineFault f);
+  EngineFault fault() const;  // for the hook, producer and recovery services
 
   // ---- issue 5 additions (engine4: interception, mock_engine/hooks.h) ----------------------------
   // A hook request: requestPlugin plus a request grant for `context_id` bound to `session`,

@@ -34,6 +34,13 @@ const std::vector<EngineFaultInfo>& engineFaultTable() {
       {"no_emit_result", "EMIT-02", "sends no plugin/emit_result for published emits", F::NoEmitResult},
       {"emit_result_out_of_order", "EMIT-02", "holds each odd emit_result back and sends it after the next one", F::EmitResultOutOfOrder},
       {"durable_published", "EMIT-16", "reports durable \"published\" for bus emits in 0.0.6", F::DurablePublished},
+      {"hook_fail_closed", "HOOK-07", "an error answer to a hook stalls the chain instead of failing open", F::HookFailClosed},
+      {"ignore_hook_timeout", "HOOK-06", "hook calls are never timed out (interception_timeout_ms ignored)", F::IgnoreHookTimeout},
+      {"dedup_by_producer_id", "PROD-18", "deduplicates sends on (session, producer_id, key) instead of (session, owner, key)", F::DedupByProducerId},
+      {"accept_changed_retry", "PROD-19", "a reused key with another body returns the original message_id instead of -32045", F::AcceptChangedRetry},
+      {"recovery_start_twice", "RECOV-02", "writes plugin/recovery/start twice after the handshake", F::RecoveryStartTwice},
+      {"no_recovery_start", "RECOV-02", "never writes plugin/recovery/start after a producer-enabled handshake", F::NoRecoveryStart},
+      {"recovery_repeat_rejected", "RECOV-10", "rejects an identical repeat of plugin/recovery/complete with -32048", F::RecoveryRepeatRejected},
   };
   return t;
 }

@@ -26,7 +26,9 @@ enum class EngineFault {
   // emits, grants, quotas
   AcceptReusedToken, NeverExpireTokens, GrantAtQueueTime, QuotaOffByOne, NoEmitResult,
   EmitResultOutOfOrder, DurablePublished,
-  // engine3 appends hook / producer / recovery / journal faults here.
+  // hooks, producers, recovery
+  HookFailClosed, IgnoreHookTimeout, DedupByProducerId, AcceptChangedRetry, RecoveryStartTwice,
+  NoRecoveryStart, RecoveryRepeatRejected,
   Count_
 };
 

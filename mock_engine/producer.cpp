@@ -211,10 +211,13 @@ void ProducerService::onSend(ConnId conn, const std::string& owner, const json::
   if (!engine_.session(p->session_id))
     return r(err(kSession, "unknown session `" + p->session_id + "`"));
   // PROD-18/19/20: (session, owner, key), never epoch or producer id.
-  std::string k = dedupKey(p->session_id, owner, p->idempotency_key);
+  std::string k = engine_.fault() == EngineFault::DedupByProducerId
+                      ? dedupKey(p->session_id, p->producer_id, p->idempotency_key)
+                      : dedupKey(p->session_id, owner, p->idempotency_key);
   if (auto it = by_key_.find(k); it != by_key_.end()) {
     ProducerMessage& m = messages_[it->second];
-    if (m.mode != p->mode || m.description != p->description || m.body != p->body)
+    if ((m.mode != p->mode || m.description != p->description || m.body != p->body) &&
+        engine_.fault() != EngineFault::AcceptChangedRetry)
       return r(err(kIdempotency, "idempotency_key `" + p->idempotency_key +
                                      "` was already used with a different description, body or mode"));
     if (m.durable) return r(doc(R"({"message_id":)" + quoteJson(m.id) + "}"));

@@ -116,7 +116,8 @@ void ProducerService::onComplete(ConnId conn, const std::string& owner, const js
         kRecoveryConflict, "plugin/recovery/start was not written on this connection"}));
   RecoveryStatus& rs = it->second;
   if (rs.outcome) {
-    if (*rs.outcome == p->outcome) return reply(json::Document(rapidjson::kObjectType));
+    if (*rs.outcome == p->outcome && engine_.fault() != EngineFault::RecoveryRepeatRejected)
+      return reply(json::Document(rapidjson::kObjectType));
     return reply(unexpected(Engine::RpcError{
         kRecoveryConflict, std::string("recovery already completed with status `") +
                                std::string(protocol::toString(rs.outcome->status)) + "`"}));

@@ -40,6 +40,9 @@ constexpr std::chrono::milliseconds kDriverWithin{5000};
 // After the steps: engine.shutdown, then the engine must be gone within its bound (SHUT-07: the
 // largest grace + 6 s). The default grace is 3 s; cases lower it when they need to.
 constexpr std::chrono::milliseconds kEngineExitSlack{6000};
+// `drive check` polls the driver until its pattern matches, for at most this long (the default
+// `expect` deadline, docs/dsl.md).
+constexpr std::chrono::milliseconds kCheckWithin{2000};
 // expect-state and other polled predicates are re-checked at least this often.
 constexpr std::chrono::milliseconds kPollSlice{20};
 
@@ -505,16 +508,26 @@ Peer::Outcome PluginRoleRunner::drive(const std::string& action, const std::vect
     const json::Value* pattern = json.IsObject() ? json::member(json, "expect") : nullptr;
     if (!method || !pattern)
       return Outcome::error("drive check: expected `drive check METHOD {\"params\": {…}, \"expect\": {pattern}}`");
-    auto r = call(*method, params ? json::compact(*params) : std::string("{}"));
-    if (!r) return Outcome::failure(fmt::format("drive check {}: {}", *method, r.error()), fmt::format("the driver performs {}", *method), r.error());
-    drain();
-    json::Captures caps;
-    if (auto mm = json::matchSubset(*pattern, *r, caps))
-      return Outcome::failure(fmt::format("driver {} result does not match: {}", *method, mm->str()), json::compact(*pattern),
-                              reports::shortenEvidence(json::compact(*r), 400));
-    Outcome o = Outcome::ok();
-    o.doc = std::make_shared<json::Document>(std::move(*r));
-    return o;
+    // Polled like `expect state`: frames the probe just sent (a hook answer) travel on another
+    // channel than the driver request, so the engine may not have read them yet.
+    const std::string p = params ? json::compact(*params) : std::string("{}");
+    const auto deadline = wire::deadlineIn(kCheckWithin);
+    while (true) {
+      auto r = call(*method, p);
+      if (!r) return Outcome::failure(fmt::format("drive check {}: {}", *method, r.error()), fmt::format("the driver performs {}", *method), r.error());
+      drain();
+      json::Captures caps;
+      auto mm = json::matchSubset(*pattern, *r, caps);
+      if (!mm) {
+        Outcome o = Outcome::ok();
+        o.doc = std::make_shared<json::Document>(std::move(*r));
+        return o;
+      }
+      if (std::chrono::steady_clock::now() >= deadline)
+        return Outcome::failure(fmt::format("driver {} result does not match within {}: {}", *method, dsl::formatDuration(kCheckWithin), mm->str()),
+                                json::compact(*pattern), reports::shortenEvidence(json::compact(*r), 400));
+      pumpUntil(wire::deadlineIn(kPollSlice * 5), [] { return false; });
+    }
   }
   // drive call METHOD {params} [as $x]: any driver method; `as` binds its result.
   if (action == "call") {

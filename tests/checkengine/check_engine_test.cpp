@@ -173,6 +173,13 @@ TEST_CASE("each engine fault makes the case for its rule FAIL (kill rate)", "[ch
       {"no_emit_result", "EMIT-02", Want::Fail},
       {"emit_result_out_of_order", "EMIT-02", Want::Fail},
       {"durable_published", "EMIT-16", Want::Fail},
+      {"hook_fail_closed", "HOOK-07", Want::Fail},
+      {"ignore_hook_timeout", "HOOK-06", Want::Fail},
+      {"dedup_by_producer_id", "PROD-18", Want::Fail},
+      {"accept_changed_retry", "PROD-19", Want::Fail},
+      {"recovery_start_twice", "RECOV-02", Want::Fail},
+      {"no_recovery_start", "RECOV-02", Want::Fail},
+      {"recovery_repeat_rejected", "RECOV-10", Want::Fail},
   };
   auto known = engineFaults();
   REQUIRE(!known.empty());

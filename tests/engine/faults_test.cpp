@@ -8,6 +8,8 @@
 #include "reports/rule_catalog.h"
 #include "mock_engine/driver.h"
 #include "mock_engine/faults.h"
+#include "mock_engine/producer.h"
+#include "mock_engine/runtime.h"
 #include "tests/engine/rig.h"
 
 using namespace enginetest;
@@ -127,6 +129,74 @@ std::string transcript(EngineFault fault) {
   return t.str();
 }
 
+// The hook, producer and recovery part: one producer-enabled plugin that intercepts
+// user_before_input (HOOK-06/07, PROD-18/19, RECOV-02/10).
+std::string transcriptIssue5(EngineFault fault) {
+  Rig r({"alpha"});
+  r.cfg.producer_handler = true;
+  r.cfg.plugins[0].producer_messaging = true;
+  r.engine = std::make_unique<Engine>(r.cfg, r.host, r.clk);
+  r.engine->setFault(fault);
+  ProducerService svc(*r.engine, std::nullopt);
+  r.engine->start();
+  Caps c;
+  c.producer_messaging = true;
+  c.intercept = R"(["user_before_input"])";
+  r.answerInit("alpha", c);
+  Engine& e = *r.engine;
+  Runtime rt(e);
+  std::int64_t next = 500;
+  auto request = [&](const std::string& method, const std::string& params) {
+    r.send("alpha", R"({"jsonrpc":"2.0","id":)" + std::to_string(next++) + R"(,"method":")" + method + R"(","params":)" + params + "}");
+    auto p = json::parse(r.written("alpha").back());
+    REQUIRE(p);
+    return json::compact(p->doc);
+  };
+  auto lastHookId = [&] {
+    for (auto it = r.written("alpha").rbegin(); it != r.written("alpha").rend(); ++it)
+      if (it->find("plugin/intercept/") != std::string::npos) return json::parse(*it)->doc["id"].GetInt64();
+    FAIL("no hook request");
+    return std::int64_t{0};
+  };
+  std::string s1 = svc.createSession(), s2 = svc.createSession(), s = svc.createSession();
+  auto run = [&](const std::string& session) {
+    auto script = parseRunScript(json::parse(R"({"input":"x"})")->doc);
+    REQUIRE(script);
+    auto id = rt.startRun(session, std::move(*script), std::nullopt);
+    REQUIRE(id);
+    return *id;
+  };
+  auto r1 = run(s1);  // HOOK-07: an error answer
+  r.send("alpha", R"({"jsonrpc":"2.0","id":)" + std::to_string(lastHookId()) + R"(,"error":{"code":-32000,"message":"x"}})");
+  auto r2 = run(s2);  // HOOK-06: no answer within 2 s
+  r.advance(std::chrono::milliseconds(2000));
+  std::ostringstream t;
+  t << "runs " << static_cast<int>(rt.run(r1)->state) << " " << static_cast<int>(rt.run(r2)->state) << "\n";
+  auto reg = [&] {
+    auto d = json::parse(request("plugin/producer/register", R"({"session_id":")" + s + R"("})"));
+    REQUIRE(d);
+    return str(d->doc["result"], "producer_id");
+  };
+  auto send = [&](const std::string& producer, const std::string& body) {
+    return request("plugin/producer/send", R"({"session_id":")" + s + R"(","producer_id":")" + producer +
+                                               R"(","mode":"steer","idempotency_key":"k1","description":"d","body":")" + body + R"("})");
+  };
+  std::string p1 = reg();
+  auto first = send(p1, "b");
+  std::string p2 = reg();
+  auto mid = [](const std::string& frame) {
+    auto d = json::parse(frame);
+    REQUIRE(d);
+    return str(d->doc["result"], "message_id");
+  };
+  t << (mid(send(p2, "b")) == mid(first) ? "same" : "different") << "\n";  // PROD-18
+  t << send(p2, "c") << "\n";                                      // PROD-19
+  t << request("plugin/recovery/complete", R"({"outcome":{"status":"ready"}})") << "\n";
+  t << request("plugin/recovery/complete", R"({"outcome":{"status":"ready"}})") << "\n";  // RECOV-10
+  t << "recovery/start x" << r.framesOf("alpha", "plugin/recovery/start").size() << "\n";  // RECOV-02
+  return t.str();
+}
+
 }  // namespace
 
 TEST_CASE("engine fault gallery: unique names, known rule IDs, at least 25 faults", "[engine][faults]") {
@@ -147,11 +217,11 @@ TEST_CASE("engine fault gallery: unique names, known rule IDs, at least 25 fault
 }
 
 TEST_CASE("engine fault gallery: every fault changes the engine's wire behaviour", "[engine][faults]") {
-  const std::string baseline = transcript(EngineFault::None);
+  const std::string baseline = transcript(EngineFault::None) + transcriptIssue5(EngineFault::None);
   // The comparison is meaningful only if the conforming run is reproducible.
-  REQUIRE(transcript(EngineFault::None) == baseline);
+  REQUIRE(transcript(EngineFault::None) + transcriptIssue5(EngineFault::None) == baseline);
   for (auto& f : engineFaultTable()) {
     INFO("fault " << f.name << " (" << f.rule << ")");
-    CHECK(transcript(f.id) != baseline);
+    CHECK(transcript(f.id) + transcriptIssue5(f.id) != baseline);
   }
 }
