@@ -86,11 +86,19 @@ TEST_CASE("replay: harness errors exit 2", "[replay]") {
     Result r = run({conformBin(), "replay", t, "--", dir / "no-such-plugin"}, "", dir);
     CHECK(r.code() == 2);
   }
-  SECTION("--role plugin is not supported yet") {
+  SECTION("--role plugin paces by the engine's frames only: --timing recorded is refused") {
     const std::string t = recordTap(dir, "t.ndjson");
+    Result r = run({conformBin(), "replay", t, "--role", "plugin", "--timing", "recorded", "--", helper("tap_plugin")},
+                   "", dir);
+    CHECK(r.code() == 2);
+    CHECK(r.err.find("--timing fast") != std::string::npos);
+  }
+  SECTION("--role plugin: an engine that never starts its plugin is a harness error, not a hang") {
+    const std::string t = recordTap(dir, "t.ndjson");
+    // tap_plugin is no engine: it never spawns the probe.
     Result r = run({conformBin(), "replay", t, "--role", "plugin", "--", helper("tap_plugin")}, "", dir);
     CHECK(r.code() == 2);
-    CHECK(r.err.find("not supported yet") != std::string::npos);
+    CHECK(r.err.find("did not start its plugin") != std::string::npos);
   }
 }
 
@@ -118,4 +126,35 @@ TEST_CASE("replay: record the reference plugin, replay clean, replay with a faul
   INFO(bad.out << bad.err);
   CHECK(bad.code() == 1);
   CHECK(bad.out.find("the response to request id 2 differs") != std::string::npos);
+}
+
+// --role plugin (docs/trace-format.md "Replay as the plugin"): a check-engine trace carries the
+// engine configuration and every driver request as notes; replaying its plugin side into the same
+// engine gives the same engine frames, and into an engine with a fault the first different one.
+TEST_CASE("replay --role plugin: a check-engine trace replays clean into conform-engine, and diverges under an engine fault",
+          "[replay][conform-engine]") {
+  TempDir dir;
+  const std::string engine = std::string(CONFORM_BIN_DIR) + "/conform-engine";
+  Result ce = run({conformBin(), "check-engine", "--only", "EMIT-06", "--report-dir", dir / "ce", "--", engine}, "", dir);
+  INFO(ce.out << ce.err);
+  REQUIRE(ce.code() == 0);
+  const std::string t = dir / "ce/traces/EMIT-06.ndjson";
+  REQUIRE(readFile(t).find("driver \xE2\x86\x92 ") != std::string::npos);
+
+  Result clean = run({conformBin(), "replay", t, "--role", "plugin", "--out", dir / "r.ndjson", "--", engine}, "", dir);
+  INFO(clean.out << clean.err);
+  CHECK(clean.code() == 0);
+  CHECK(clean.out.find("no divergence") != std::string::npos);
+  CHECK(clean.out.find("5 driver request(s)") != std::string::npos);
+  // The replay's own trace is a role-plugin trace with the driver notes: it replays again.
+  Result again = run({conformBin(), "replay", dir / "r.ndjson", "--role", "plugin", "--", engine}, "", dir);
+  INFO(again.out << again.err);
+  CHECK(again.code() == 0);
+
+  Result bad = run({conformBin(), "replay", t, "--role", "plugin", "--", engine, "--fault", "accept_reused_token"}, "", dir);
+  INFO(bad.out << bad.err);
+  CHECK(bad.code() == 1);
+  CHECK(bad.out.find("DIVERGENCE at " + t + ":") != std::string::npos);
+  CHECK(bad.out.find("plugin/emit_result differs") != std::string::npos);
+  CHECK(bad.out.find("first difference at /params/bus") != std::string::npos);
 }
