@@ -2,6 +2,7 @@
 // own `send request` ids start at 1,000,000, so its replies never collide with ours).
 #include "mock_engine/cognipeer/guest_client.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -129,9 +130,10 @@ std::vector<InvokeResult> GuestClient::invokeAll(std::vector<InvokeRequest> batc
     if (!rq.name.empty()) jx::set(prm, "name", rq.name);
     jx::set(prm, "input", rq.input);
     jx::set(prm, "ctx", rq.ctx);
-    jx::set(prm, "timeout_ms", static_cast<std::int64_t>(rq.timeout_ms));
+    const std::uint64_t budget = std::min(rq.timeout_ms, kMaxInvokeMs);
+    jx::set(prm, "timeout_ms", static_cast<std::int64_t>(budget));
     ids.push_back(request("invoke", prm));
-    longest = std::max(longest, rq.timeout_ms);
+    longest = std::max(longest, budget);
     ++invokes_;
   }
   std::vector<InvokeResult> out(batch.size());

@@ -23,6 +23,9 @@ namespace conform::cognipeer {
 // terminate and re-import the worker) before the client gives up on the reply (guest protocol:
 // "every wait has a deadline").
 inline constexpr std::chrono::milliseconds kRunnerSlack{3000};
+// A plugin may declare any timeoutMs; one invoke never holds a conformance run longer than this (a
+// harness bound beside the SDK's 10 s default, so a plugin declaring hours cannot hang the catalogue).
+inline constexpr std::uint64_t kMaxInvokeMs = 30000;
 // load imports the module (and may start a worker): a bound for a module's top-level code.
 inline constexpr std::chrono::milliseconds kLoadDeadline{15000};
 // shutdown {} -> {} then exit 0; EOF -> exit within 1 s (guest protocol). Our wait for both.

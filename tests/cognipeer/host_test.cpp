@@ -85,7 +85,7 @@ TEST_CASE("CG-09 deny > ask > allow: the first deny ends the chain, ask survives
   }
 }
 
-TEST_CASE("CG-18 failureMode open skips the failing plugin; closed turns the error into a deny", "[cognipeer]") {
+TEST_CASE("CG-18 failureMode open skips the failing plugin, closed turns the error into a deny", "[cognipeer]") {
   FakeGuest g;
   g.on["0:preToolUse"] = [](const InvokeRequest&) { return throws("boom"); };
   g.on["1:preToolUse"] = [](const InvokeRequest&) { return returns(R"({"args":{"x":2}})"); };
@@ -156,7 +156,7 @@ TEST_CASE("CG-03 merge rules: collect, shallow-merge, first short-circuit wins",
   CHECK(json::compact(s.collected) == R"({"systemPromptAppend":["one","two"]})");
 }
 
-TEST_CASE("CG-13 a text rewrite keeps attachments; a plugin dropping one is flagged", "[cognipeer]") {
+TEST_CASE("CG-13 a text rewrite keeps attachments, a plugin dropping one is flagged", "[cognipeer]") {
   FakeGuest g;
   g.on["0:userPromptSubmit"] = [](const InvokeRequest&) { return returns(R"({"text":"masked"})"); };
   g.on["1:userPromptSubmit"] = [](const InvokeRequest&) { return returns(R"({"content":[{"type":"text","text":"x"}]})"); };
@@ -217,7 +217,7 @@ TEST_CASE("CG-08 a userPromptSubmit deny ends the run before any model call with
   }
 }
 
-TEST_CASE("CG-16 snapshot strips plugin state; resume opens a new session with resumed:true", "[cognipeer]") {
+TEST_CASE("CG-16 snapshot strips plugin state, resume opens a new session with resumed:true", "[cognipeer]") {
   FakeGuest g;
   Host h = make({shape(0, "rec", {"sessionStart", "userPromptSubmit"})}, g);
   REQUIRE(h.run(lit(R"({"prompt":"hi","turns":[{"content":"ok"}]})")));
@@ -264,7 +264,7 @@ TEST_CASE("CG-19 after a handoff the persona is on every model call and never in
   CHECK(json::compact((*out)["messages"]).find("P2") == std::string::npos);
 }
 
-TEST_CASE("CG-18 setup failure: open skips contributions but hooks fire; closed makes the invoke throw", "[cognipeer]") {
+TEST_CASE("CG-18 setup failure: open skips contributions but hooks fire, closed makes the invoke throw", "[cognipeer]") {
   FakeGuest g;
   g.on["0:setup"] = [](const InvokeRequest&) { return throws("no key"); };
   PluginShape p = shape(0, "s", {"userPromptSubmit"});
@@ -296,7 +296,7 @@ TEST_CASE("CG-04 contributions accumulate: tools by name (agent first), toolDesc
   CHECK(json::compact(c["toolDescriptions"]) == R"({"x":"from b"})");
 }
 
-TEST_CASE("CG-13 an attachment changed in place (mutated_input) is flagged; the host keeps the original", "[cognipeer]") {
+TEST_CASE("CG-13 an attachment changed in place (mutated_input) is flagged, the host keeps the original", "[cognipeer]") {
   FakeGuest g;
   g.on["0:userPromptSubmit"] = [](const InvokeRequest&) {
     InvokeResult r = undefinedResult();
