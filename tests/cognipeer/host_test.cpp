@@ -309,3 +309,21 @@ TEST_CASE("CG-13 an attachment changed in place (mutated_input) is flagged, the 
   REQUIRE(h.findings().size() == 1);
   CHECK(h.findings()[0].rule == "CG-13");
 }
+
+TEST_CASE("CG-17 the scripted loop fires every hook at its point (exact hook log)", "[cognipeer]") {
+  FakeGuest g;
+  std::vector<std::string> all(std::begin(kGateHooks), std::end(kGateHooks));
+  all.insert(all.end(), std::begin(kObserverHooks), std::end(kObserverHooks));
+  Host h = make({shape(0, "rec", all)}, g);
+  auto out = h.run(lit(R"({"prompt":"p","compactAt":[1],"subagents":{"s":{"turns":[{"content":"ok"}]}},
+      "tools":[{"name":"t","result":"r"}],
+      "turns":[{"toolCalls":[{"name":"subagent","args":{"name":"s","task":"do"}}]},{"toolCalls":[{"name":"t","id":"c9","args":{}}]},{"content":"end"}]})"));
+  REQUIRE(out);
+  std::string order;
+  for (const HookCall& c : h.log()) order += c.hook + " ";
+  CHECK(order ==
+        "sessionStart userPromptSubmit preModelCall modelCall postModelCall subagentStart sessionStart userPromptSubmit "
+        "preModelCall modelCall postModelCall preFinalAnswer subagentStop preCompact postCompact preModelCall modelCall "
+        "postModelCall preToolUse postToolUse preModelCall modelCall postModelCall preFinalAnswer sessionEnd ");
+  CHECK(std::string((*out)["final"].GetString()) == "end");
+}
