@@ -437,10 +437,11 @@ Peer::Outcome CaseRunner::restart() {
   auto old = chans_.find(old_conn);
   if (old != chans_.end()) old->second->close(false);
   dispatch();
-  // The old process's EOF and exit belong to the old connection: `expect exit|eof` after the
-  // restart waits for the new process.
-  for (Inbound& in : conv_.inbox)
-    if (in.kind != Inbound::Kind::Frame) in.consumed = true;
+  // The old process's EOF and exit belong to the old connection: they leave the inbox, so
+  // `expect exit|eof` after the restart waits for the new process (the trace keeps them).
+  conv_.inbox.erase(std::remove_if(conv_.inbox.begin(), conv_.inbox.end(),
+                                   [](const Inbound& in) { return in.kind != Inbound::Kind::Frame; }),
+                    conv_.inbox.end());
   const std::size_t mark = conv_.inbox.size();
   eng_->finishRestart();
   if (tw_) tw_->note("fault restart: plugin started again on a new connection");

@@ -338,7 +338,7 @@ bool Interpreter::onExpectExit(const Step& s) {
   const Inbound* hit = nullptr;
   auto scan = [&] {
     for (const Inbound& in : conv_.inbox)
-      if (in.kind == Inbound::Kind::Exit && !in.consumed) { hit = &in; return true; }  // consumed: a process before a restart
+      if (in.kind == Inbound::Kind::Exit) { hit = &in; return true; }
     return false;
   };
   auto within = withinOf(s, dsl::kDefaultExitWithin);
@@ -365,7 +365,7 @@ bool Interpreter::onExpectEof(const Step& s) {
   auto within = withinOf(s, dsl::kDefaultExitWithin);
   auto scan = [&] {
     for (const Inbound& in : conv_.inbox)
-      if (in.kind == Inbound::Kind::Eof && !in.consumed) return true;
+      if (in.kind == Inbound::Kind::Eof) return true;
     return false;
   };
   if (!peer_.pumpUntil(wire::deadlineIn(within), scan))

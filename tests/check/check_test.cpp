@@ -237,6 +237,10 @@ TEST_CASE("interpreter: fault restart reconnects the plugin; drive run fires the
   CHECK(r.result.verdict == Verdict::Pass);
   CHECK(r.trace.find("(connection 2)") != std::string::npos);
   CHECK(r.trace.find("plugin/intercept/user_before_input") != std::string::npos);
+  // The old process's exit does not satisfy `expect exit` after the restart: the new one runs on.
+  auto still = runOne("case PROD-06 \"t\"\n  fault restart\n  expect exit within 300ms\n");
+  INFO(describe(still.result));
+  CHECK(still.result.verdict == Verdict::Fail);
   // An unbound session argument is a harness ERROR, never the plugin's fault.
   auto bad = runOne("case PROD-06 \"t\"\n  drive run $nosession {\"input\": \"x\"}\n");
   CHECK(bad.result.verdict == Verdict::Error);
