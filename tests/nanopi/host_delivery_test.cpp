@@ -56,7 +56,7 @@ TEST_CASE("NP-21 a busy drop is logged with the exact line", "[nanopi]") {
   r.host->onCallResult(c->seq, ok("{}"));
 }
 
-TEST_CASE("NP-03 the handle-event value is discarded; anything but {} is reported", "[nanopi]") {
+TEST_CASE("NP-03 the handle-event value is discarded — anything but {} is reported", "[nanopi]") {
   Rig r(grant(kAll));
   r.load();
   r.guest.on["handle-event"] = [](Host&, const GuestCall&) { return ok(R"({"veto":true})"); };
@@ -87,7 +87,7 @@ TEST_CASE("NP-24 NP-22 a trapping handler is logged, the instance rebuilt, and d
   CHECK(logged);
 }
 
-TEST_CASE("NP-26 handle-event gets a 2 s budget, tools and load calls 30 s; an overrun is reported", "[nanopi]") {
+TEST_CASE("NP-26 handle-event gets a 2 s budget, tools and load calls 30 s — an overrun is reported", "[nanopi]") {
   Rig r(grant(kAll));
   r.load();
   for (const auto& c : r.guest.calls) CHECK(c.budget_ms == kToolBudgetMs);
@@ -111,7 +111,7 @@ TEST_CASE("NP-32 with hooks off nothing is delivered", "[nanopi]") {
   CHECK(r.guest.count("handle-event") == 0);
 }
 
-TEST_CASE("NP-38 host-notify: 10 lines per turn, then an in-band error; a new turn resets; 64 KiB cap", "[nanopi]") {
+TEST_CASE("NP-38 host-notify: 10 lines per turn, then an in-band error — a new turn resets — 64 KiB cap", "[nanopi]") {
   Rig r(grant(kAll));
   r.load();
   r.guest.on["handle-event"] = [](Host& h, const GuestCall&) {
@@ -136,7 +136,7 @@ TEST_CASE("NP-38 host-notify: 10 lines per turn, then an in-band error; a new tu
   CHECK_FALSE(quiet.hasFault("NP-38"));
 }
 
-TEST_CASE("NP-39 host-call-tool and host-send-user-message need their grants; refusals are in-band", "[nanopi]") {
+TEST_CASE("NP-39 host-call-tool and host-send-user-message need their grants — refusals are in-band", "[nanopi]") {
   Rig r(grant(kAll));
   r.load();
   r.guest.on["handle-event"] = [](Host& h, const GuestCall&) {
@@ -159,7 +159,7 @@ TEST_CASE("NP-39 host-call-tool and host-send-user-message need their grants; re
   CHECK_FALSE(g.hasFault("NP-39"));
 }
 
-TEST_CASE("NP-28 host-http-get from a handler is reported; it is answered locally, never from the network", "[nanopi]") {
+TEST_CASE("NP-28 host-http-get from a handler is reported — it is answered locally, never from the network", "[nanopi]") {
   ExtensionConfig c = grant(kAll);
   c.allow_network = true;
   c.url_allowlist = {"example.com"};
@@ -202,7 +202,7 @@ TEST_CASE("host-fs-read is granted by allow_fs and confined to the working direc
   fs::remove_all(dir);
 }
 
-TEST_CASE("host-store and host-set-context follow their grants; the store survives a rebuild", "[nanopi]") {
+TEST_CASE("host-store and host-set-context follow their grants — the store survives a rebuild", "[nanopi]") {
   ExtensionConfig c = grant(kAll);
   c.allow_store = true;
   c.allow_context = true;

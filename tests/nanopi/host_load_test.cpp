@@ -21,7 +21,7 @@ std::string names(std::size_t n) {
 }
 }  // namespace
 
-TEST_CASE("NP-37 a list-events over 32 names is a hard load error; exactly 32 loads", "[nanopi]") {
+TEST_CASE("NP-37 a list-events over 32 names is a hard load error — exactly 32 loads", "[nanopi]") {
   Rig bad(grant(kAll));
   bad.guest.on["list-events"] = [](Host&, const GuestCall&) { return ok(names(33)); };
   CHECK(bad.load().loadState() == Host::LoadState::Failed);
@@ -66,7 +66,7 @@ TEST_CASE("NP-06 list-events must be an array of PI names: objects, numbers and 
   CHECK_FALSE(good.hasFault("NP-06"));
 }
 
-TEST_CASE("NP-35 a non-empty list-events without handle-event is a hard load error; [] needs no handler", "[nanopi]") {
+TEST_CASE("NP-35 a non-empty list-events without handle-event is a hard load error — [] needs no handler", "[nanopi]") {
   LoadInfo li = eventsWorld();
   li.exports.pop_back();  // no handle-event
   Rig bad(grant(kAll));
@@ -88,7 +88,7 @@ TEST_CASE("NP-36 without list-events the plugin loads with no subscriptions and 
   CHECK(r.emit("turn_start") == Delivery::Status::NotSubscribed);
 }
 
-TEST_CASE("NP-33 list-tools and execute-tool are required; list-commands limits; events world needs command stubs", "[nanopi]") {
+TEST_CASE("NP-33 list-tools and execute-tool are required — list-commands limits — events world needs command stubs", "[nanopi]") {
   LoadInfo li = eventsWorld();
   li.exports.erase(li.exports.begin());  // no list-tools
   Rig a(grant(kAll));
@@ -162,7 +162,7 @@ TEST_CASE("NP-12 an unknown event name is a warning listing the eleven names, an
   CHECK(r.host->subscriptions() == std::vector<std::string>{"turn_start"});
 }
 
-TEST_CASE("NP-13 pre_tool_use gets the rewrite suggestion; the other retired names are plain unknowns", "[nanopi]") {
+TEST_CASE("NP-13 pre_tool_use gets the rewrite suggestion — the other retired names are plain unknowns", "[nanopi]") {
   auto g = parseEventGrants({"pre_tool_use", "post_tool_use"});
   REQUIRE(g.diagnostics.size() == 2);
   CHECK(g.diagnostics[0].rule == "NP-13");
@@ -186,7 +186,7 @@ TEST_CASE("NP-14 message_update and tool_execution_update are refused with their
   CHECK(r.hasFault("NP-14"));
 }
 
-TEST_CASE("NP-15 a misspelled grant key is a configuration error; an unknown event name is not", "[nanopi]") {
+TEST_CASE("NP-15 a misspelled grant key is a configuration error — an unknown event name is not", "[nanopi]") {
   auto bad = json::parse(R"({"path":"x.wasm","evnets":["turn_start"]})");
   auto c = parseExtensionConfig(bad->doc);
   REQUIRE_FALSE(c);
