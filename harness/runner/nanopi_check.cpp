@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/rules/nanopi_monitor.h"
 #include "harness/runner/nanopi_peer.h"
 #include "harness/runner/profiles.h"
 #include "mock_engine/nanopi/events.h"
@@ -291,6 +292,9 @@ CaseRun NanopiPeer::run() {
   conv_.tw = nullptr;
   tw_.reset();
   out.trace = trace_text_.str();
+  // The wire itself (host -> runner), judged like a cookie trace is by the monitors.
+  for (auto& f : rules::judgeNanopiWire(out.trace))
+    if (std::find(case_.rules.begin(), case_.rules.end(), f.rule_id) != case_.rules.end()) out.result.findings.push_back(std::move(f));
   // A failed step on the same rule as a host observation says the same thing twice (a hard load
   // error makes `drive assert loaded` fail too): the observation, which names the cause, is kept.
   if (failure && std::any_of(out.result.findings.begin(), out.result.findings.end(),

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "harness/rules/nanopi_monitor.h"
 #include "harness/runner/check.h"
 #include "harness/runner/profiles.h"
 #include "reports/rule_catalog.h"
@@ -100,4 +103,25 @@ TEST_CASE("a file that is not a component is an NP-33 load failure, reported on 
   CHECK(b.result.verdict == reports::Verdict::Untested);
   CHECK(b.result.skip_reason.find("did not load") != std::string::npos);
   CHECK(b.trace.find("\"method\":\"load\"") != std::string::npos);  // the wire is in the trace
+}
+
+TEST_CASE("NP-07 NP-26 the wire monitor flags a second list-events call and a wrong budget, not the harness probe", "[nanopi]") {
+  auto trace = [](const std::string& body) {
+    return std::string(R"({"conform_trace":1,"started":"2026-11-30T07:00:00.000000Z","profile":"nanopi-0.12","role":"engine","peer":["x.wasm"],"clock":"real"})") + "\n" + body;
+  };
+  auto call = [](int t, const std::string& exp, int budget) {
+    return fmt::format(R"({{"t":{},"dir":"e2p","frame":{{"jsonrpc":"2.0","id":{},"method":"call","params":{{"export":"{}","args":[],"budget_ms":{}}}}}}})", t, t, exp, budget) + "\n";
+  };
+  auto good = trace(call(1, "list-tools", 30000) + call(2, "list-events", 30000) + call(3, "handle-event", 2000) +
+                    R"({"t":4,"note":"harness probe (not the host): list-events called a second time to compare"})" "\n" +
+                    call(5, "list-events", 30000));
+  CHECK(rules::judgeNanopiWire(good).empty());
+  auto twice = trace(call(1, "list-events", 30000) + call(2, "list-events", 30000));
+  auto f = rules::judgeNanopiWire(twice);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].rule_id == "NP-07");
+  auto slow = trace(call(1, "handle-event", 30000));
+  f = rules::judgeNanopiWire(slow);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].rule_id == "NP-26");
 }
