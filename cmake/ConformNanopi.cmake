@@ -40,6 +40,9 @@ if(_np_missing)
   message(WARNING "conform: nanopi test components and runner tests DISABLED, missing: ${_np_why}. "
     "The nanopi tests will skip.")
   file(WRITE ${_np_out}/DISABLED "missing: ${_np_why}\n")
+  # Re-configure by itself once `make deps` creates guest/nanopi/node_modules (the folder's mtime
+  # changes), so an existing build dir does not stay disabled.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_np_guest})
   return()
 endif()
 
