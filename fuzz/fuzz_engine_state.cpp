@@ -16,8 +16,8 @@
 //      and notifications, passes Profile::validate for its method (the engine never sends
 //      non-conforming traffic); nothing is written to a connection after its stdin was closed;
 //   I2 engine→plugin request ids are never reused on a connection while pending (RPC-04);
-//   I3 every context_id the engine hands out is fresh (EVT-21, BUS-05, HOOK-10: one grant per
-//      frame);
+//   I3 every context_id the engine hands a plugin is fresh for that plugin (EVT-21, BUS-05,
+//      HOOK-10; one hook chain shares its token among the chain's plugins, PROTOCOL §13.1);
 //   I4 each plugin→engine request is answered at most once, and, while the connection stays
 //      connected, within 5 s of virtual time (RPC-08; producer acceptance is deferred, PROD-17);
 //      every response the engine writes answers a request the plugin sent (RPC-09);
@@ -505,7 +505,10 @@ class Harness {
         }
         if (m->params && m->params->IsObject()) {
           if (auto tok = json::stringMember(*m->params, "context_id")) {
-            FUZZ_CHECK(seen_tokens_.insert(std::string(*tok)).second, "I3: a context_id handed out twice: " + text);
+            // Per plugin: one hook chain shares its token among the chain's plugins (PROTOCOL §13.1
+            // [impl]); tokens are valid only for the plugin they were delivered to (EMIT-04).
+            FUZZ_CHECK(seen_tokens_.insert(p.plugin + "\n" + std::string(*tok)).second,
+                       "I3: a context_id handed out twice to " + p.plugin + ": " + text);
             tokens_.emplace_back(std::string(*tok), std::string(json::stringMember(*m->params, "session_id").value_or("")));
             if (tokens_.size() > 64) tokens_.erase(tokens_.begin());
           }
