@@ -199,9 +199,11 @@ void Host::afterTrapOrTimeout(const GuestCall& c, const CallResult& r) {
   // §2: trap or epoch overrun -> PluginRebuild (the runner did it): fresh instance, grants and host
   // store kept, guest memory lost, no list-* call repeated (NP-22: delivery goes on).
   const bool trap = r.outcome == CallResult::Outcome::Trap;
-  std::string what = c.purpose == GuestCall::Purpose::HandleEvent ? fmt::format("handle-event {} [event={}]", trap ? "trapped" : "ran past its budget", c.event)
-                                                                  : fmt::format("{} {}", c.export_name, trap ? "trapped" : "ran past its budget");
-  log_.push_back(fmt::format("nanopi: {}, resetting plugin: {}", what, r.message.empty() ? "-" : r.message));
+  const std::string how = trap ? "trapped" : "ran past its budget";
+  // nanopi's wording (NANOPI-HOST.md §2): "nanopi: handle-event trapped, resetting plugin [event=X]: …".
+  std::string what = c.purpose == GuestCall::Purpose::HandleEvent ? fmt::format("handle-event {}, resetting plugin [event={}]", how, c.event)
+                                                                  : fmt::format("{} {}, resetting plugin", c.export_name, how);
+  log_.push_back(fmt::format("nanopi: {}: {}", what, r.message.empty() ? "-" : r.message));
   if (r.rebuilt) ++rebuilds_;
   else log_.push_back("nanopi: the runner did not rebuild the instance after " + what);
 }
