@@ -65,44 +65,68 @@ constexpr std::size_t kPruneFloor = 4'096;
 // tokens (30 s, §11.3 "Bookkeeping"), after which even the engine reports a reuse as unknown.
 constexpr std::int64_t kSpentMemoryUs = 60'000 * kUs;
 
-// Tokens the grant table has forgotten (pruned), as a fixed-size Bloom filter: 2 MiB, 4 probes.
-// Why: a forgotten token may have been spent, and "once spent, a token stays spent" (§11.3) — an
-// emit or a re-delivery of such a token must not be judged as if it were unknown (EMIT-04) or fresh.
-// The filter never forgets (no false negatives), so a token that misses it is certainly not
-// forgotten and is judged exactly as before; a hit (true or false positive) only makes the monitor
-// silent about that token. Memory stays constant however long the trace; with 300,000 forgotten
-// tokens (a 1,000,000-message trace of bench/lint) a fresh token is wrongly silenced with
-// probability ~2e-5 (~2e-3 at 1,000,000 forgotten), and the filter degrades towards silence, never
-// towards a wrong finding.
+// Tokens the grant table has forgotten (pruned), kept EXACTLY as 64-bit hashes with what was known
+// about them (spent, published, a request grant). Why: "once spent, a token stays spent" (§11.3) —
+// a reuse of a forgotten token is still EMIT-06, a never-delivered one still EMIT-04, an expired or
+// ended one still EMIT-10/EMIT-08. Memory: a flat open-addressing table, 9 bytes a slot at load
+// ≤ 1/2, growing from 8,192 slots up to kMaxForgottenSlots (2^22 slots: 2,097,152 forgotten tokens,
+// 36 MiB) — about 9 MiB for bench/lint's 10^6-message trace (~300,000 forgotten tokens). Past the
+// cap nothing more is added and every token the table does not know is left unjudged (silence).
+// A hash collision could make a newly delivered token look forgotten: ~n / 2^64 per token (5·10^-14
+// with 10^6 forgotten), the only inexactness left.
+constexpr std::size_t kMaxForgottenSlots = std::size_t{1} << 22;
 class ForgottenTokens {
  public:
-  void add(std::string_view token) {
-    if (bits_.empty()) bits_.assign(kBits / 64, 0);  // allocated only once a prune forgets something
-    probe(token, [&](std::size_t b) {
-      bits_[b / 64] |= std::uint64_t{1} << (b % 64);
-      return true;
-    });
+  static constexpr std::uint8_t kKnown = 1, kSpent = 2, kPublished = 4, kRequest = 8;
+  // Remembers a token; false when the table is full (the caller must then stop judging unknowns).
+  bool add(std::string_view token, std::uint8_t flags) {
+    if (keys_.empty()) resize(8'192);
+    if (2 * (size_ + 1) > keys_.size()) {
+      if (keys_.size() >= kMaxForgottenSlots) return false;
+      resize(2 * keys_.size());
+    }
+    const std::uint64_t h = hash(token);
+    std::size_t i = static_cast<std::size_t>(h) & (keys_.size() - 1);
+    while (keys_[i] != 0 && keys_[i] != h) i = (i + 1) & (keys_.size() - 1);
+    if (keys_[i] == 0) ++size_;
+    keys_[i] = h;
+    flags_[i] = flags | kKnown;
+    return true;
   }
-  bool mayContain(std::string_view token) const {
-    if (bits_.empty()) return false;
-    return probe(token, [&](std::size_t b) { return (bits_[b / 64] >> (b % 64) & 1u) != 0; });
+  // 0 when the token was never forgotten; else its flags (kKnown set).
+  std::uint8_t find(std::string_view token) const {
+    if (keys_.empty()) return 0;
+    const std::uint64_t h = hash(token);
+    for (std::size_t i = static_cast<std::size_t>(h) & (keys_.size() - 1); keys_[i] != 0; i = (i + 1) & (keys_.size() - 1))
+      if (keys_[i] == h) return flags_[i];
+    return 0;
   }
+  std::size_t size() const { return size_; }
 
  private:
-  static constexpr std::size_t kBits = std::size_t{1} << 24;
-  std::vector<std::uint64_t> bits_;
+  std::vector<std::uint64_t> keys_;  // 0 = empty slot (a hash of 0 is stored as 1)
+  std::vector<std::uint8_t> flags_;
+  std::size_t size_ = 0;
 
-  // Double hashing: probe i is h1 + i * h2 (h2 odd, so the probes differ). Stops at the first probe
-  // for which f returns false (a lookup is decided by its first clear bit).
-  template <class F>
-  static bool probe(std::string_view token, F&& f) {
-    std::uint64_t h1 = std::hash<std::string_view>{}(token);
-    std::uint64_t h2 = h1 * 0x9E3779B97F4A7C15ull;
-    h2 ^= h2 >> 29;
-    h2 |= 1;
-    for (std::uint64_t i = 0; i < 4; ++i)
-      if (!f(static_cast<std::size_t>((h1 + i * h2) & (kBits - 1)))) return false;
-    return true;
+  static std::uint64_t hash(std::string_view token) {
+    std::uint64_t h = std::hash<std::string_view>{}(token);
+    h ^= h >> 33;  // spread the low bits used as the slot index
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h ? h : 1;
+  }
+  void resize(std::size_t slots) {
+    std::vector<std::uint64_t> keys(slots, 0);
+    std::vector<std::uint8_t> flags(slots, 0);
+    for (std::size_t j = 0; j < keys_.size(); ++j) {
+      if (keys_[j] == 0) continue;
+      std::size_t i = static_cast<std::size_t>(keys_[j]) & (slots - 1);
+      while (keys[i] != 0) i = (i + 1) & (slots - 1);
+      keys[i] = keys_[j];
+      flags[i] = flags_[j];
+    }
+    keys_.swap(keys);
+    flags_.swap(flags);
   }
 };
 // Plugin-side QUOTA-05: one second less the ±250 ms timing tolerance of RULES.md.
@@ -172,9 +196,8 @@ struct Grant {
   bool spent_published = true;  // the spending emit was published (EMIT-06) or not (EMIT-07)
   std::uint64_t spent_line = 0;
   std::int64_t spent_t_us = 0;
-  // Delivered again after the table forgot it (ForgottenTokens): it may have been spent before, so
-  // nothing about its use is certain.
-  bool uncertain = false;
+  // Set only on a grant restored from ForgottenTokens as spent: its first use's line is not kept.
+  bool spent_line_unknown = false;
   // Delivered again after it was spent: a reuse then follows the engine's own re-delivery, so it is
   // not held against the plugin.
   bool redelivered_spent = false;
@@ -216,6 +239,7 @@ class EmitMonitor : public Monitor {
   bool grants_full_ = false;
   std::size_t prune_at_ = kPruneFloor;
   ForgottenTokens forgotten_;
+  bool forgotten_full_ = false;  // kMaxForgottenSlots reached: unknown tokens are no longer judged
   std::deque<PendingEmit> pending_;
   bool pending_overflow_ = false;
   std::unordered_map<std::string, std::pair<Window, Window>> quota_;  // session → (second, minute)
@@ -245,7 +269,20 @@ class EmitMonitor : public Monitor {
         }
       }
       it = grants_.emplace(key_, Grant{}).first;
-      it->second.uncertain = forgotten_.mayContain(key_);
+      const std::uint8_t was = forgotten_.find(key_);
+      if (was & ForgottenTokens::kSpent) {
+        // A forgotten spent token delivered again stays spent (§11.3); the plugin got it anew.
+        Grant& g = it->second;
+        g.spent = true;
+        g.spent_published = (was & ForgottenTokens::kPublished) != 0;
+        g.spent_line_unknown = true;
+        g.spent_t_us = o.t();
+        g.redelivered_spent = true;
+        std::string_view session = str(member(o.msg.params, "session_id"));
+        g.session.assign(session.data(), session.size());
+        g.line = o.line();
+        return;
+      }
     } else if (it->second.spent) {
       it->second.redelivered_spent = true;
       return;  // once spent, a token stays spent (§11.3)
@@ -264,15 +301,18 @@ class EmitMonitor : public Monitor {
   // used, and tokens spent more than kSpentMemoryUs ago (their emit_result has long arrived). Before,
   // spent tokens were never forgotten: on a long trace the table filled up for good, every later
   // token went unjudged and every delivery re-scanned the full table. Every later use of a forgotten
-  // token is a rejection; forgotten_ remembers them, so such a use — or a re-delivery — is left
-  // unjudged instead of being mistaken for an unknown (EMIT-04) or fresh token.
+  // token is a rejection; forgotten_ remembers them exactly (with what they were), so such a use is
+  // judged under the right rule, and a re-delivery of a spent one stays spent.
   void prune(std::int64_t now) {
     for (auto it = grants_.begin(); it != grants_.end();) {
       const Grant& g = it->second;
       bool dead = g.spent ? now - g.spent_t_us > kSpentMemoryUs
                           : ((g.request && g.ended) || (!g.request && now - g.t_us > 2 * kGrantUs));
       if (dead) {
-        forgotten_.add(it->first);
+        const std::uint8_t flags = (g.spent ? ForgottenTokens::kSpent : 0) |
+                                   (g.spent && g.spent_published ? ForgottenTokens::kPublished : 0) |
+                                   (g.request ? ForgottenTokens::kRequest : 0);
+        if (!forgotten_.add(it->first, flags)) forgotten_full_ = true;
         it = grants_.erase(it);
       } else {
         ++it;
@@ -346,10 +386,12 @@ class EmitMonitor : public Monitor {
                  fmt::format("context_id \"{}\"", e.token), {o.evidence()}, /*advisory=*/true);
     } else if (e.expect == Expect::Context) {
       auto g = grants_.find(e.token);
-      if (g != grants_.end() && !g->second.redelivered_spent)
+      std::vector<Evidence> ev{o.evidence()};
+      if (g != grants_.end() && !g->second.spent_line_unknown) ev.push_back({g->second.spent_line, "first use"});
+      if (g == grants_.end() || !g->second.redelivered_spent)
         out.report("EMIT-06", reports::kBindsPlugin, fmt::format("the plugin used a token twice: {}", e.why),
                    "one emit per token (tokens are one-shot)", fmt::format("context_id \"{}\" again", e.token),
-                   {o.evidence(), {g->second.spent_line, "first use"}}, /*advisory=*/true);
+                   std::move(ev), /*advisory=*/true);
     }
     auto chars = protocol::utf8Length(e.name);
     if (!chars || *chars == 0 || *chars > protocol::limits::kEmitNameMaxChars || !protocol::isControlFree(e.name))
@@ -386,19 +428,36 @@ class EmitMonitor : public Monitor {
   void judgeToken(PendingEmit& e, const Observation& o) {
     auto it = grants_.find(e.token);
     if (it == grants_.end()) {
-      if (grants_full_ || forgotten_.mayContain(e.token)) return;
+      const std::uint8_t was = forgotten_.find(e.token);
+      if (!was) {
+        if (grants_full_ || forgotten_full_) return;
+        e.expect = Expect::Context;
+        e.rule = "EMIT-04";
+        e.why = "the context_id was never delivered to this plugin";
+        return;
+      }
+      // Forgotten (see ForgottenTokens): what it was decides the rule; this use spends it.
       e.expect = Expect::Context;
-      e.rule = "EMIT-04";
-      e.why = "the context_id was never delivered to this plugin";
+      if (was & ForgottenTokens::kSpent) {
+        e.rule = (was & ForgottenTokens::kPublished) ? "EMIT-06" : "EMIT-07";
+        e.why = "the token was already used (more than 60 s of trace time earlier; the line is not kept)";
+      } else if (was & ForgottenTokens::kRequest) {
+        e.rule = "EMIT-08";
+        e.why = "its request was answered (more than 60 s of trace time earlier)";
+      } else {
+        e.rule = "EMIT-10";
+        e.why = "the notification token was delivered more than 10 s earlier";
+      }
+      if (!(was & ForgottenTokens::kSpent))  // the first use spends it (published until told otherwise)
+        forgotten_.add(e.token, static_cast<std::uint8_t>(was | ForgottenTokens::kSpent | ForgottenTokens::kPublished));
       return;
     }
     Grant& g = it->second;
-    if (g.uncertain) {
-      // Maybe spent before it was forgotten, maybe fresh: judge nothing, but this use spends it.
-    } else if (g.spent) {
+    if (g.spent) {
       e.expect = Expect::Context;
       e.rule = g.spent_published ? "EMIT-06" : "EMIT-07";
-      e.why = fmt::format("the token was already used at line {}", g.spent_line);
+      e.why = g.spent_line_unknown ? std::string("the token was already used (more than 60 s of trace time earlier)")
+                                   : fmt::format("the token was already used at line {}", g.spent_line);
     } else if (g.request && g.ended) {
       e.expect = Expect::Context;
       e.rule = "EMIT-08";

@@ -6,8 +6,8 @@
 //
 // RPC-16: a SUCCESS response with id null answers no request (requests carry integer or string
 // ids; a null id is only for errors about undecodable frames), so it can only be a response to a
-// notification. It is reported as RPC-16, or RECOV-01 when the last notification the sender
-// received was plugin/recovery/start (that rule names the "no response" of recovery/start).
+// notification. It is reported as RPC-16, or RECOV-01 for the plugin's first such answer after
+// plugin/recovery/start (that rule names the "no response" of recovery/start).
 // RPC-08 [advisory] at the end of the trace: a plugin/ping the plugin never answered although the
 // ping deadline (PING-03, 2,000 ms by default) had passed before the engine shut down, closed stdin
 // or the trace ended — pings are answered inline (PING-04), so this is not an in-flight handler
@@ -115,6 +115,7 @@ class RpcMonitor : public Monitor {
     const wire::Message& m = o.msg;
     const protocol::Profile& prof = s.effectiveProfile();
     if (m.isNotification()) {
+      if (o.fromEngine() && m.method == protocol::method::kRecoveryStart) recovery_start_seen_ = true;
       LastNotification& ln = last_notification_[o.fromEngine() ? 0 : 1];
       ln.method.assign(m.method.data(), m.method.size());
       ln.line = o.line();
@@ -231,6 +232,7 @@ class RpcMonitor : public Monitor {
     std::uint64_t line = 0;
   };
   LastNotification last_notification_[2];  // [0] sent by the engine, [1] by the plugin
+  bool recovery_start_seen_ = false, recovery_answer_seen_ = false;
 
   void answeredPing(const wire::RpcId& id) {
     for (std::size_t i = 0; i < pings_.size(); ++i)
@@ -247,7 +249,12 @@ class RpcMonitor : public Monitor {
     std::vector<Evidence> ev;
     if (ln.line) ev.push_back({ln.line, "last notification received: " + ln.method});
     ev.push_back(o.evidence());
-    if (o.fromPlugin() && ln.method == protocol::method::kRecoveryStart)
+    // recovery/start is the first frame after the handshake (RECOV-03) and so the first
+    // notification a plugin that answers notifications answers: the first null-id answer after it
+    // is RECOV-01 even when the engine has written other notifications since.
+    const bool recovery = o.fromPlugin() && recovery_start_seen_ && !recovery_answer_seen_;
+    if (o.fromPlugin() && recovery_start_seen_) recovery_answer_seen_ = true;
+    if (recovery)
       out.report("RECOV-01", who, "plugin/recovery/start was answered with a response",
                  "no response: plugin/recovery/start is a notification", "a response with id null", std::move(ev));
     else
