@@ -212,7 +212,7 @@ Peer::Outcome NanopiPeer::driveAssert(const std::vector<std::string>& args, cons
         return Outcome::failure(fmt::format("no delivery reached the plugin after {} {}", dl[i].event, toString(dl[i].status)),
                                 "later events delivered to the rebuilt instance", "none");
     }
-    if (h.rebuilds() != stops)
+    if (h.rebuilds() < stops)  // a restarted runner (session.h) is a rebuild without a trap
       return Outcome::failure("not every trap/overrun rebuilt the instance", fmt::format("{} rebuilds", stops), fmt::format("{}", h.rebuilds()));
     if (h.listCalls(nanopi::GuestCall::Purpose::ListEvents) > 1 || h.listCalls(nanopi::GuestCall::Purpose::ListTools) > 1)
       return Outcome::failure("a rebuild called list-* again", "list-* once, at load", "more");

@@ -35,6 +35,17 @@ Expected<Ok, std::string> GuestClient::start(const std::string& runner_dir) {
   return Ok{};
 }
 
+Expected<Ok, std::string> GuestClient::restart(const std::string& runner_dir) {
+  if (ch_) {
+    ch_->close(false);
+    dispatch();
+  }
+  ch_.reset();
+  replies_.clear();
+  ended_.clear();
+  return start(runner_dir);
+}
+
 void GuestClient::sendRaw(std::string_view bytes) {
   if (tap_.out) tap_.out(bytes);
   if (ch_) (void)ch_->write(bytes);

@@ -48,6 +48,8 @@ class GuestClient {
 
   // Spawns `node <dir>/runner.mjs`. `node` is looked up on PATH.
   Expected<Ok, std::string> start(const std::string& runner_dir);
+  // Kills the runner (bounded reap) and spawns a fresh one; replies of the old process are dropped.
+  Expected<Ok, std::string> restart(const std::string& runner_dir);
   // Sends a request; returns its id.
   std::int64_t request(std::string_view method, const json::Value& params);
   // The reply frame of `id` once it arrived (taken out), else nullopt.

@@ -208,6 +208,15 @@ void Host::afterTrapOrTimeout(const GuestCall& c, const CallResult& r) {
   else log_.push_back("nanopi: the runner did not rebuild the instance after " + what);
 }
 
+void Host::noteRunnerRestart(const std::string& why, bool counted) {
+  if (!counted) {
+    log_.push_back("nanopi: " + why);
+    return;
+  }
+  log_.push_back(fmt::format("nanopi: the guest runner stopped answering ({}); restarted it with a fresh instance, no list-* call repeated", why));
+  ++rebuilds_;
+}
+
 void Host::nextLoadStep(GuestCall::Purpose after) {
   if (state_ != LoadState::Loading) return;
   if (after == GuestCall::Purpose::ListTools && exported("list-commands"))

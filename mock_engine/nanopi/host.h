@@ -154,6 +154,9 @@ class Host {
   // nullopt for host-log (void). Never fails: every refusal is an "error: …" string.
   std::optional<std::string> onImport(const std::string& name, const std::vector<std::string>& args);
 
+  // The session restarted a runner that stopped answering (session.h): logged, counted as a rebuild.
+  void noteRunnerRestart(const std::string& why, bool counted = true);
+
   // ---- observations ---------------------------------------------------------------------------
   const std::vector<Diagnostic>& diagnostics() const { return diags_; }
   const std::vector<std::string>& log() const { return log_; }

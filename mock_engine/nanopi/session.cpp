@@ -16,11 +16,24 @@ HostSession::HostSession(wire::Reactor& r, const clock::Clock& clk, GuestClient:
 
 HostSession::~HostSession() = default;
 
-Expected<Ok, std::string> HostSession::start(const std::string& runner_dir) { return client_.start(runner_dir); }
+Expected<Ok, std::string> HostSession::start(const std::string& runner_dir) {
+  runner_dir_ = runner_dir;
+  return client_.start(runner_dir);
+}
+
+void HostSession::restartRunner(const std::string& why) {
+  if (host_) host_->noteRunnerRestart(why);
+  if (!client_.restart(runner_dir_)) return;
+  json::Document p(rapidjson::kObjectType);
+  p.AddMember("path", json::str(component_, p.GetAllocator()), p.GetAllocator());
+  auto r = client_.await(client_.request("load", p), kLoadDeadline);
+  if (host_ && !r) host_->noteRunnerRestart("the fresh runner could not load the component again: " + r.error(), false);
+}
 
 Expected<Ok, std::string> HostSession::load(ExtensionConfig cfg, HostOptions opts) {
   auto t0 = std::chrono::steady_clock::now();
   std::string path = cfg.path;
+  component_ = path;
   host_ = std::make_unique<Host>(std::move(cfg), std::move(opts), clk_);
   json::Document p(rapidjson::kObjectType);
   p.AddMember("path", json::str(path, p.GetAllocator()), p.GetAllocator());
@@ -64,6 +77,7 @@ void HostSession::finishPending() {
   if (!r) {
     cr.outcome = CallResult::Outcome::Failed;
     cr.message = r.error();
+    if (!client_.ended()) restartRunner(r.error());
   } else if (auto d = decodeCallResult(*r)) {
     cr = std::move(*d);
   } else {

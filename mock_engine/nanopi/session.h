@@ -46,6 +46,10 @@ class HostSession {
 
  private:
   void issue();
+  // The runner did not answer a call within its budget + kRunnerSlack: it is stuck. Kill it, start
+  // a fresh one and `load` the component again — a new instance, grants and store kept in the
+  // host, no list-* call repeated (the same contract as a trap rebuild, NP-22).
+  void restartRunner(const std::string& why);
   struct Pending {
     std::int64_t id;
     std::uint64_t seq;
@@ -54,7 +58,7 @@ class HostSession {
   const clock::Clock& clk_;
   std::unique_ptr<Host> host_;
   GuestClient client_;
-  std::string component_;
+  std::string component_, runner_dir_;
   std::optional<Pending> pending_;
   double load_ms_ = 0, runner_load_ms_ = 0;
 };
