@@ -3,8 +3,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <deque>
 
 #include "core/json/json.h"
+#include "core/trace/trace.h"
 
 namespace conform::engine {
 
@@ -30,7 +32,57 @@ constexpr int kInvalidParams = -32602;
 constexpr int kMethodNotFound = -32601;
 constexpr int kActionFailed = -32000;
 
+// trace.start: at most this many records are kept between two trace.read calls; older ones are
+// dropped and counted (a driver that never reads must not grow the engine without bound).
+constexpr std::size_t kMaxTraceRecords = 100'000;
+
 }  // namespace
+
+class Driver::TraceTap final : public Observer {
+ public:
+  TraceTap(std::string plugin, clock::Clock& clk) : plugin_(std::move(plugin)), t0_(clk.now()) {}
+  void onFrame(const std::string& plugin, ConnId conn, Direction dir, std::string_view frame,
+               clock::TimePoint at) override {
+    if (!plugin_.empty() && plugin != plugin_) return;
+    add(R"({"plugin":)" + quoteJson(plugin) + R"(,"epoch":)" + std::to_string(conn) + R"(,"dir":")" +
+        (dir == Direction::ToPlugin ? "to_plugin" : "from_plugin") + R"(","frame":)" + quoteJson(frame) +
+        R"(,"t_ms":)" + ms(at) + "}");
+  }
+  void onLifecycle(const std::string& plugin, ConnId conn, std::string_view kind, std::string_view detail,
+                   clock::TimePoint at) override {
+    if (!plugin_.empty() && plugin != plugin_) return;
+    add(R"({"plugin":)" + quoteJson(plugin) + R"(,"epoch":)" + std::to_string(conn) + R"(,"event":)" +
+        quoteJson(kind) + R"(,"detail":)" + quoteJson(detail) + R"(,"t_ms":)" + ms(at) + "}");
+  }
+  std::string read() {
+    std::string out = R"({"records":[)";
+    for (std::size_t i = 0; i < records_.size(); ++i) out += (i ? "," : "") + records_[i];
+    out += R"(],"dropped":)" + std::to_string(dropped_) + "}";
+    records_.clear();
+    dropped_ = 0;
+    return out;
+  }
+
+ private:
+  void add(std::string rec) {
+    if (records_.size() >= kMaxTraceRecords) {
+      records_.pop_front();
+      ++dropped_;
+    }
+    records_.push_back(std::move(rec));
+  }
+  std::string ms(clock::TimePoint at) const {
+    return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(at - t0_).count());
+  }
+  std::string plugin_;
+  clock::TimePoint t0_;
+  std::deque<std::string> records_;
+  std::uint64_t dropped_ = 0;
+};
+
+Driver::~Driver() {
+  if (trace_) engine_.setObserver(nullptr);
+}
 
 std::string statusJson(const PluginStatus& s) {
   std::string diags = "{";
@@ -318,11 +370,36 @@ void Driver::onFrame(std::string_view frame) {
     return reply(id, pingJson(*ps));
   }
   if (m == "plugin.inject") {
-    std::string bytes = sparam("bytes");
-    if (!flag("raw")) bytes += "\n";
+    // `base64` carries arbitrary bytes (invalid UTF-8, NUL, a frame without LF) and is written
+    // exactly as decoded; `bytes` is text, with an LF added unless `raw`.
+    std::string bytes;
+    if (const json::Value* b64 = json::member(p, "base64")) {
+      auto decoded = b64->IsString() ? trace::base64Decode(std::string_view(b64->GetString(), b64->GetStringLength())) : std::nullopt;
+      if (!decoded) return error(id, kInvalidParams, "params.base64 must be a base64 string");
+      bytes = std::move(*decoded);
+    } else {
+      bytes = sparam("bytes");
+      if (!flag("raw")) bytes += "\n";
+    }
     return engine_.injectBytes(sparam("plugin"), bytes)
                ? reply(id, "{}")
                : error(id, kActionFailed, "plugin has no live connection");
+  }
+  if (m == "trace.start") {
+    trace_ = std::make_unique<TraceTap>(sparam("plugin"), engine_.clock());
+    engine_.setObserver(trace_.get());
+    return reply(id, "{}");
+  }
+  if (m == "trace.read") {
+    if (!trace_) return error(id, kActionFailed, "no trace running (trace.start first)");
+    return reply(id, trace_->read());
+  }
+  if (m == "trace.stop") {
+    if (!trace_) return reply(id, R"({"records":[],"dropped":0})");
+    std::string out = trace_->read();
+    engine_.setObserver(nullptr);
+    trace_.reset();
+    return reply(id, out);
   }
   if (m == "clock.advance") {
     if (!vclock_) return error(id, kActionFailed, "the engine runs on the real clock (start it with --virtual-clock)");

@@ -27,6 +27,7 @@ class Driver {
   // `vclock` is non-null when the engine runs on a virtual clock handed to the driver
   // (`conform-engine --virtual-clock`); clock.advance is refused otherwise.
   Driver(Engine& engine, clock::VirtualClock* vclock, std::function<void(std::string)> send);
+  ~Driver();
   // One JSON-RPC frame from the driver side (without LF). Malformed input gets an error reply
   // (id null) and never throws.
   void onFrame(std::string_view frame);
@@ -48,6 +49,10 @@ class Driver {
   // (Re)creates the producer service; with journal_dir it (re)opens and replays the journal.
   void openProducers();
   bool quit_ = false;
+  // trace.start / trace.read (docs/driver-protocol.md): every frame and lifecycle event on the
+  // plugin connections, timed, kept for the driver until it reads them.
+  class TraceTap;
+  std::unique_ptr<TraceTap> trace_;
   // Issue 5: producer messaging and recovery (installed when config.producer_handler is true;
   // with config.journal_dir it replays the journal first).
   std::unique_ptr<ProducerService> producers_;
