@@ -25,13 +25,18 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: the plugin catalogue against the bundled reference plugin (conform plays the engine),
-# then the engine catalogue against the bundled reference engine (conform plays the plugin). Every
+# then the engine catalogue against the bundled reference engine (conform plays the plugin), then the
+# nanopi-0.12 and cognipeer-0.10 catalogues against their bundled conforming plugins. Every
 # report format (console, report.html, report.json, junit.xml, report.sarif, report.md, per-case
 # traces) is written to ./conform-reports/plugin and ./conform-reports/engine.
 run: build
 	./$(BUILD)/conform check --report-dir conform-reports/plugin -- ./$(BUILD)/conform-plugin
 	./$(BUILD)/conform check-engine --report-dir conform-reports/engine -- ./$(BUILD)/conform-engine
-	@echo "reports: $(CURDIR)/conform-reports/plugin/report.html and $(CURDIR)/conform-reports/engine/report.html"
+	@if [ -f $(BUILD)/nanopi/events_plugin.wasm ]; then \
+	  ./$(BUILD)/conform check --profile nanopi-0.12 --report-dir conform-reports/nanopi -- ./$(BUILD)/nanopi/events_plugin.wasm; \
+	else echo "nanopi: no test components were built ($$(cat $(BUILD)/nanopi/DISABLED 2>/dev/null))"; fi
+	./$(BUILD)/conform check --profile cognipeer-0.10 --report-dir conform-reports/cognipeer -- tests/cognipeer_plugins/conforming.mjs
+	@echo "reports: $(CURDIR)/conform-reports/{plugin,engine,nanopi,cognipeer}/report.html"
 
 test: build
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure --timeout 300
