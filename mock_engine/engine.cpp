@@ -783,6 +783,14 @@ void Engine::Impl::handleRequest(Conn& c, const json::Value& msg) {
   std::string reply;
   if (it == request_handlers.end() && has(EngineFault::UnknownRequestSuccess)) {
     reply = R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{}})";
+  } else if (it == request_handlers.end() && cfg.protocol_version != "0.0.4" &&
+             (method == "plugin/producer/register" || method == "plugin/producer/send" ||
+              method == "plugin/producer/unregister" || method == "plugin/producer/discard" ||
+              method == "plugin/recovery/complete")) {
+    // PROD-39/42: the 0.0.6 producer methods exist even when the runtime has no producer
+    // handler; such a connection is not producer-enabled, so -32040, never -32601.
+    reply = R"({"jsonrpc":"2.0","id":)" + id + R"(,"error":{"code":-32040,"message":)" +
+            quoteJson("producer messaging is not enabled on this connection (the runtime has no producer handler)") + "}}";
   } else if (it == request_handlers.end()) {
     // RPC-13: -32601 and the connection continues.
     std::string text = cfg.protocol_version == "0.0.4"

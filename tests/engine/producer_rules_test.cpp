@@ -125,3 +125,19 @@ TEST_CASE("RECOV-12 recovery state is inspected through the runtime, never throu
   CHECK(st->state == RecoveryState::Starting);
   CHECK(r.svc->recoveryStatuses().size() == 1);
 }
+
+TEST_CASE("PROD-39 PROD-42 without the runtime handler the 0.0.6 producer methods answer -32040, not -32601", "[engine][producer]") {
+  Rig r;  // no producer_handler, no ProducerService
+  auto& e = r.start();
+  r.answerInit("alpha");
+  auto s = e.createSession();
+  for (auto m : {"plugin/producer/register", "plugin/producer/send", "plugin/producer/unregister", "plugin/producer/discard",
+                 "plugin/recovery/complete"}) {
+    INFO(m);
+    r.send("alpha", R"({"jsonrpc":"2.0","id":"q","method":")" + std::string(m) + R"(","params":{"session_id":")" + s + R"("}})");
+    CHECK(r.lastFrame("alpha")["error"]["code"].GetInt() == -32040);
+  }
+  r.send("alpha", R"({"jsonrpc":"2.0","id":"q","method":"plugin/producer/create","params":{}})");
+  CHECK(r.lastFrame("alpha")["error"]["code"].GetInt() == -32601);  // PROD-38: no aliases
+  CHECK(r.status("alpha").state == PluginState::Connected);
+}
