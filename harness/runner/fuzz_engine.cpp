@@ -221,8 +221,11 @@ class EngineGen {
       case 3: return frame("[]\n", "a batch array (FRAME-11)", true);
       case 4: return frame("\n", "an empty line (FRAME-10)", true);
       case 5: return frame(std::string("{\"x\":\"") + std::string(kOversized, 'a') + "\"}\n", "a line over 4 MiB (FRAME-06/07)", true);
-      case 6: return frame(R"({"jsonrpc":"2.0","method":"plugin/emit","params":{"session_id":"$SESSION","context_id":"$TOKEN","name":"n","payload":{},"name":"m"}})" "\n",
-                           "duplicate member names (FRAME-19)", true);
+      // Duplicate members with equal values only: which duplicate a receiver keeps is R4's [impl]
+      // choice (FRAME-19, F11 "fuzzers MUST NOT rely on this"); with "name":"n","name":"m" the
+      // engine echoed "m" (last wins, as R4) while the EMIT monitor expected "n" — reported.
+      case 6: return frame(R"({"jsonrpc":"2.0","jsonrpc":"2.0","method":"plugin/no_such_notification","params":{"a":1,"a":1}})" "\n",
+                           "duplicate member names with equal values (FRAME-19)", true);
       default: return frame(R"({"jsonrpc":"2.0","id":$ID,"method":"plugin/no_such","params":[]})" "\n", "params as an array", true, true);
     }
   }
