@@ -183,7 +183,7 @@ void Engine::Impl::wakeSettleWaiters() {
 }
 
 void Engine::whenPluginsSettled(std::function<void()> fn) {
-  if (impl_->settled()) return fn();
+  if (impl_->settled() || impl_->has(EngineFault::HooksBeforeSettled)) return fn();
   impl_->settle_waiters.push_back(std::move(fn));
 }
 

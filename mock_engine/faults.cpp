@@ -40,6 +40,7 @@ const std::vector<EngineFaultInfo>& engineFaultTable() {
       {"accept_changed_retry", "PROD-19", "a reused key with another body returns the original message_id instead of -32045", F::AcceptChangedRetry},
       {"recovery_start_twice", "RECOV-02", "writes plugin/recovery/start twice after the handshake", F::RecoveryStartTwice},
       {"no_recovery_start", "RECOV-02", "never writes plugin/recovery/start after a producer-enabled handshake", F::NoRecoveryStart},
+      {"hooks_before_settled", "LIFE-12", "runs user_before_input while plugins are still in their handshake (they miss it)", F::HooksBeforeSettled},
       {"recovery_repeat_rejected", "RECOV-10", "rejects an identical repeat of plugin/recovery/complete with -32048", F::RecoveryRepeatRejected},
   };
   return t;

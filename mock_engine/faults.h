@@ -28,7 +28,7 @@ enum class EngineFault {
   EmitResultOutOfOrder, DurablePublished,
   // hooks, producers, recovery
   HookFailClosed, IgnoreHookTimeout, DedupByProducerId, AcceptChangedRetry, RecoveryStartTwice,
-  NoRecoveryStart, RecoveryRepeatRejected,
+  NoRecoveryStart, RecoveryRepeatRejected, HooksBeforeSettled,
   Count_
 };
 

@@ -139,12 +139,24 @@ std::string transcriptIssue5(EngineFault fault) {
   r.engine->setFault(fault);
   ProducerService svc(*r.engine, std::nullopt);
   r.engine->start();
+  Engine& e = *r.engine;
+  Runtime rt(e);
+  // LIFE-12: a run started while alpha is still in its handshake.
+  std::string s0 = svc.createSession();
+  auto early = parseRunScript(json::parse(R"({"input":"early"})")->doc);
+  REQUIRE(early);
+  REQUIRE(rt.startRun(s0, std::move(*early), std::nullopt));
   Caps c;
   c.producer_messaging = true;
   c.intercept = R"(["user_before_input"])";
   r.answerInit("alpha", c);
-  Engine& e = *r.engine;
-  Runtime rt(e);
+  r.advance(std::chrono::milliseconds(0));
+  const std::size_t early_hooks = r.framesOf("alpha", "plugin/intercept/user_before_input").size();
+  if (early_hooks == 1) {
+    auto frames = r.framesOf("alpha", "plugin/intercept/user_before_input");
+    const json::Value& req = frames.front();
+    r.send("alpha", R"({"jsonrpc":"2.0","id":)" + std::to_string(req["id"].GetInt64()) + R"(,"result":{"action":"allow"}})");
+  }
   std::int64_t next = 500;
   auto request = [&](const std::string& method, const std::string& params) {
     r.send("alpha", R"({"jsonrpc":"2.0","id":)" + std::to_string(next++) + R"(,"method":")" + method + R"(","params":)" + params + "}");
@@ -171,6 +183,7 @@ std::string transcriptIssue5(EngineFault fault) {
   auto r2 = run(s2);  // HOOK-06: no answer within 2 s
   r.advance(std::chrono::milliseconds(2000));
   std::ostringstream t;
+  t << "early hooks " << early_hooks << "\n";
   t << "runs " << static_cast<int>(rt.run(r1)->state) << " " << static_cast<int>(rt.run(r2)->state) << "\n";
   auto reg = [&] {
     auto d = json::parse(request("plugin/producer/register", R"({"session_id":")" + s + R"("})"));
