@@ -29,12 +29,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Lines 1..9 of the clean fixture: header, handshake, recovery, one ping (PROTOCOL §6, §15).
+// Lines 1..10 of the clean fixture: header, handshake, recovery, one ping and its answer (PROTOCOL
+// §6, §15; the answer matters: an unanswered ping is an RPC-08 finding).
 std::string handshakeLines() {
   const auto fixture = std::filesystem::path(__FILE__).parent_path().parent_path() / "tests/data/traces/lint_clean_session.ndjson";
   std::ifstream in(fixture);
   std::string out, line;
-  for (int i = 0; i < 9 && std::getline(in, line); ++i) out += line + "\n";
+  for (int i = 0; i < 10 && std::getline(in, line); ++i) out += line + "\n";
   return out;
 }
 
@@ -56,7 +57,7 @@ GenStats generate(const std::string& path, std::uint64_t messages) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return st;
   std::string buf = handshakeLines();
-  st.messages = 8;
+  st.messages = 9;
   const char* sid = "0191c0de-0000-7000-8000-000000000001";
   std::int64_t t = 1'000'000;
   std::uint64_t seq = 100, id = 2, cycle = 0;  // the handshake used engine ids 1 and 2 (RPC-07)
