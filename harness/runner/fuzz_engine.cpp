@@ -502,7 +502,10 @@ class EngineRun {
         }
         const std::int64_t id = next_driver_id_++;
         const std::string frame = fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":{},"params":{}}})", id, quote(s.method), s.text);
-        driver_pending_[id] = s.method;
+        // run.steer, compact, fork and revert are answered when their hook chains finish, which on
+        // the virtual clock may need a clock.advance (docs/driver-protocol.md): not owed at once.
+        const bool deferred = s.method == "run.steer" || s.method == "compact" || s.method == "fork" || s.method == "revert";
+        if (!deferred) driver_pending_[id] = s.method;
         if (s.method == "engine.shutdown") exit_expected_ = true;
         note("driver → " + frame);
         if (engine_) engine_->writeFrame(frame);
@@ -516,7 +519,12 @@ class EngineRun {
           replaceAll(s.text, "$ID", id);
           if (!s.may_end) plugin_pending_.insert(id);
         }
-        if (s.may_end) may_end_pending_ = true;
+        if (s.may_end) {
+          may_end_pending_ = true;
+          // The engine's answers to earlier frames must be read (and traced) before the fatal
+          // frame, or a monitor sees them after it ("kept processing frames after a fatal frame").
+          quiet();
+        }
         writePlugin(s.text, s.label);
         return;
       }
