@@ -81,7 +81,11 @@ TEST_CASE("RPC-13 livefuzz role plugin: an engine answering unknown requests wit
   auto summary = readJson(out + "/summary.json");
   REQUIRE(summary["findings"].Size() >= 1);
   const auto& f = summary["findings"][0];
-  CHECK(std::string(f["rule"].GetString()) == "RPC-13");
+  // The fault answers every unserved plugin request with result {}: for plugin/no_such the monitors
+  // cite RPC-13, for plugin/producer/register (not negotiated) the result's shape, PROD-05 —
+  // whichever request the seed sends first.
+  const std::string rule = f["rule"].GetString();
+  CHECK((rule == "RPC-13" || rule == "PROD-05"));
   CHECK(f["reproduced"].GetBool());
   CHECK(f["steps_after"].GetUint64() <= f["steps_before"].GetUint64());
   CHECK(std::filesystem::exists(std::string(f["reproducer"].GetString())));
