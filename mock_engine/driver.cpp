@@ -199,9 +199,11 @@ void Driver::poll() {
     }
   }
   if (!waiting_shutdown_.empty() && engine_.shutdownComplete()) {
-    std::string id = std::move(waiting_shutdown_);
+    // Every waiting engine.shutdown is answered (a second one sent before completion used to
+    // replace the first, which then never got its answer: found by fuzz_engine_state).
+    std::vector<std::string> ids = std::move(waiting_shutdown_);
     waiting_shutdown_.clear();
-    reply(id, "{}");
+    for (const std::string& id : ids) reply(id, "{}");
     quit_ = true;
   }
 }
@@ -490,7 +492,7 @@ void Driver::onFrame(std::string_view frame) {
   if (m == "engine.shutdown") {
     engine_.shutdown();
     if (flag("wait") && !engine_.shutdownComplete()) {
-      waiting_shutdown_ = id;
+      waiting_shutdown_.push_back(id);
       return;
     }
     quit_ = engine_.shutdownComplete();

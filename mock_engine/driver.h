@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "core/clock/clock.h"
@@ -43,7 +44,7 @@ class Driver {
   std::function<void(std::string)> send_;
   std::map<std::string, std::string> waiting_calls_;          // invocation id -> request id
   std::map<std::uint64_t, std::string> waiting_pings_;        // ping handle -> request id
-  std::string waiting_shutdown_;                               // request id ("" = none)
+  std::vector<std::string> waiting_shutdown_;  // ids of engine.shutdown {wait} requests, all answered at completion
   std::string waiting_restart_;                                // request id ("" = none)
   void finishRestart();
   // (Re)creates the producer service; with journal_dir it (re)opens and replays the journal.

@@ -554,6 +554,10 @@ void Engine::Impl::handleToolResult(Conn& c, const PendingRequest& pr, const jso
 }
 
 void Engine::Impl::commitToolResult(Conn& c, ToolCallStatus& call) {
+  // EMIT-08: the request token ends with the request — here, its answer — even though the engine
+  // still runs tool_after_result before it commits the termination (an emit with the token that
+  // arrived while those hooks ran used to be published; found by `conform fuzz --role plugin`).
+  if (!call.context_id.empty()) c.grants.revoke(call.context_id, clk.now());
   // TOOL-14: in 0.0.6 is_error marks the call failed (the output is kept); in 0.0.4 the flag is
   // metadata only and the call completes (DELTA §4.3, §8 "is_error ⇒ completed").
   const bool is_error_fails = cfg.protocol_version != "0.0.4";

@@ -238,13 +238,13 @@ void addProbeCommand(CLI::App& app, int& exit_code) {
 void addFuzzCommand(CLI::App& app, int& exit_code) {
   auto opt = std::make_shared<conform::runner::FuzzOptions>();
   auto seed = std::make_shared<std::uint64_t>(0);
-  CLI::App* cmd = app.add_subcommand("fuzz", "Fuzz a live plugin: generated and mutated conversations, judged by the monitors");
+  CLI::App* cmd = app.add_subcommand("fuzz", "Fuzz a live plugin (or, with --role plugin, an engine): generated and mutated conversations, judged by the monitors");
   cmd->add_option("--seconds", opt->seconds, "Fuzzing budget in seconds (default 60; minimisation extra)");
   cmd->add_option("--runs", opt->runs, "Stop after this many batches (default: no limit)");
   CLI::Option* seed_opt = cmd->add_option("--seed", *seed, "Random seed (default: random, printed at the start)");
   cmd->add_option("--corpus", opt->corpus, "Folder of traces whose engine frames are played first");
   cmd->add_option("--out", opt->out, "Folder for findings, reproducers, summary.json and reports (default fuzz-out)");
-  cmd->add_option("--role", opt->role, "Side we play: engine (default; CMD is a plugin); plugin is not supported yet")
+  cmd->add_option("--role", opt->role, "Side we play: engine (default; CMD is a plugin) or plugin (CMD is an engine, started as check-engine does)")
       ->check(CLI::IsMember({"engine", "plugin"}));
   cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
   cmd->add_option("--deadline-ms", opt->deadline_ms, "Answer deadline per request (default 2000: HOOK-06, PING-03)");

@@ -1,7 +1,5 @@
 // tests/fuzzregress/engine_driver_test — findings of fuzz/fuzz_engine_state.cpp whose fix belongs to
-// the reference engine's owners (mock_engine/driver.cpp). Each is pinned by a [!shouldfail] test:
-// when the fix lands the test fails — then remove its tag and the set-aside in the fuzz target
-// together (fuzz/Fuzzing.md "known findings").
+// the reference engine (mock_engine/driver.cpp), each kept as a regression test once fixed.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -30,7 +28,7 @@ struct NullHost final : engine::Host {
 // Found by fuzz_engine_state (10-minute campaign, crash-8c7caa75…): `engine.shutdown` with
 // "wait":true twice before the shutdown completed — the driver keeps one waiting id, so the first
 // request is never answered (JSON-RPC: every request gets exactly one response).
-TEST_CASE("fuzz engine_state: two engine.shutdown requests with wait are both answered", "[fuzzregress][engine][!shouldfail]") {
+TEST_CASE("fuzz engine_state: two engine.shutdown requests with wait are both answered", "[fuzzregress][engine]") {
   clock::VirtualClock clk;
   NullHost host;
   engine::EngineConfig cfg;

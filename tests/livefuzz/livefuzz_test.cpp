@@ -206,7 +206,8 @@ TEST_CASE("livefuzz fault: crash_during_tool", "[livefuzz][fault]") { findFault(
 TEST_CASE("livefuzz fault: crash_after_initialize", "[livefuzz][fault]") { findFault("crash_after_initialize", "crash", "RPC-08", true); }
 TEST_CASE("livefuzz fault: slow_hook", "[livefuzz][fault]") { findFault("slow_hook", "hang", "HOOK-06", true); }
 TEST_CASE("livefuzz fault: ignores_ping", "[livefuzz][fault]") { findFault("ignores_ping", "hang", "RPC-08", true); }
-TEST_CASE("livefuzz fault: answers_notification", "[livefuzz][fault]") { findFault("answers_notification", "rule", "RPC-08", true); }
+// RPC-16 (a notification is never answered), as the monitor now names it; RPC-08 is the request side.
+TEST_CASE("livefuzz fault: answers_notification", "[livefuzz][fault]") { findFault("answers_notification", "rule", "RPC-16", true); }
 TEST_CASE("livefuzz fault: oversized_frame", "[livefuzz][fault]") { findFault("oversized_frame", "rule", "FRAME-06", true); }
 TEST_CASE("livefuzz fault: double_answer", "[livefuzz][fault]") { findFault("double_answer", "rule", "RPC-08", true); }
 TEST_CASE("livefuzz fault: wrong_jsonrpc", "[livefuzz][fault]") { findFault("wrong_jsonrpc", "rule", "RPC-01", true); }
