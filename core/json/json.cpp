@@ -46,23 +46,6 @@ const char* toString(ParseErrorKind k) {
 
 namespace {
 
-// RapidJSON's escape decoder turns "\udc80" (a low surrogate with no high one before it) into the
-// three bytes ED B2 80, the UTF-8 form of a surrogate, which is not UTF-8 (RFC 3629) — and
-// kParseValidateEncodingFlag only validates the input bytes, not what escapes decode to. In text that
-// is valid UTF-8 (validated, or utf8_prevalidated) ED followed by A0..BF can only come from such an
-// escape, so this is the whole check. memchr keeps it cheap on the common string without 0xED.
-bool holdsSurrogate(const char* s, std::size_t n) {
-  const char* end = s + n;
-  for (const char* p = s; p < end;) {
-    p = static_cast<const char*>(std::memchr(p, '\xED', static_cast<std::size_t>(end - p)));
-    if (!p || p + 1 >= end) return false;
-    const auto next = static_cast<unsigned char>(p[1]);
-    if (next >= 0xA0 && next <= 0xBF) return true;
-    ++p;
-  }
-  return false;
-}
-
 // Decimal exponent of the leading significant digit of a JSON number that std::from_chars reported
 // out of range, so overflow (refused as NonFinite) can be told from underflow (a JSON number like
 // 1e-400 is valid and reads as 0, as RapidJSON and strtod read it). Saturates on absurd exponents.

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,23 @@ using Allocator = rapidjson::Document::AllocatorType;
 // Nesting deeper than this is refused before RapidJSON sees the text (its recursive parser,
 // writer and every validator would overflow the stack long before 10^6 levels).
 inline constexpr std::size_t kDefaultMaxDepth = 512;
+
+// True when decoded string bytes hold a UTF-16 surrogate. RapidJSON's escape decoder turns "\udc80"
+// (a low surrogate with no high one before it) into ED B2 80, the UTF-8 form of a surrogate, which
+// is not UTF-8 (RFC 3629) — and kParseValidateEncodingFlag validates only the input bytes, not what
+// escapes decode to. In text that is valid UTF-8, ED followed by A0..BF can only come from such an
+// escape, so this is the whole check (FRAME-04). Used by parse() and by core/trace's own SAX pass.
+inline bool holdsSurrogate(const char* s, std::size_t n) {
+  const char* end = s + n;
+  for (const char* p = s; p < end;) {
+    p = static_cast<const char*>(std::memchr(p, '\xED', static_cast<std::size_t>(end - p)));
+    if (!p || p + 1 >= end) return false;
+    const auto next = static_cast<unsigned char>(p[1]);
+    if (next >= 0xA0 && next <= 0xBF) return true;
+    ++p;
+  }
+  return false;
+}
 
 struct ParseOptions {
   std::size_t max_depth = kDefaultMaxDepth;

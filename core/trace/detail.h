@@ -18,9 +18,11 @@
 
 #include <rapidjson/reader.h>
 
+#include "core/json/json.h"
+
 namespace conform::trace::detail {
 
-enum class SaxFault { None, TooDeep, NonFinite };
+enum class SaxFault { None, TooDeep, NonFinite, Surrogate };
 
 // Forwards every event to `Next` (a GenericDocument, or the no-op NullSink) after checking it.
 // With track_keys it records member names per object and reports duplicates at EndObject.
@@ -66,6 +68,9 @@ class HardenedSax {
     return next_.RawNumber(s, n, copy);
   }
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    // A lone surrogate escape is refused, as core/json parse() refuses it (FRAME-04): otherwise a
+    // frame the reader accepted would not parse again from its own bytes (fuzz_trace_reader find).
+    if (json::holdsSurrogate(s, n)) { fault = SaxFault::Surrogate; return false; }
     value();
     return next_.String(s, n, copy);
   }
@@ -74,6 +79,7 @@ class HardenedSax {
     return next_.StartObject();
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    if (json::holdsSurrogate(s, n)) { fault = SaxFault::Surrogate; return false; }
     if (track_keys_) {
       keys_.emplace_back(s, n);  // insitu/stable input: the view stays valid for the parse
       stack_.back().key = std::string_view(s, n);

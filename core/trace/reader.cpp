@@ -268,6 +268,9 @@ struct TraceReader::Impl {
           return "JSON nested deeper than " + std::to_string(kMaxLineDepth) + " levels";
         case detail::SaxFault::NonFinite:
           return "number out of range (not finite) at offset " + std::to_string(pr.Offset());
+        case detail::SaxFault::Surrogate:
+          return "lone UTF-16 surrogate escape (\\uD800-\\uDFFF without its pair) in a string ending at offset " +
+                 std::to_string(pr.Offset());
         case detail::SaxFault::None: break;
       }
       return std::string("not valid JSON: ") + rapidjson::GetParseError_En(pr.Code()) + " (offset " +
