@@ -12,19 +12,20 @@
 
 #include "mock_plugin/behaviour.h"
 #include "mock_plugin/faults.h"
+#include "mock_plugin/fixture.h"
 #include "mock_plugin/stdio.h"
 
 namespace {
 constexpr const char* kUsage =
     "usage: conform-plugin [--name NAME] [--profile 0.0.6|0.0.4] [--fault NAME] [--list-faults]\n"
-    "                      [--behaviour FILE | --example producer]\n";
+    "                      [--behaviour FILE | --example producer | --fixture sdk]\n";
 }
 
 int main(int argc, char** argv) {
   using namespace conform::plugin;
   BehaviourOptions opt;
   const Fault* fault = nullptr;
-  std::optional<std::string> behaviour_file, example;
+  std::optional<std::string> behaviour_file, example, fixture;
   bool name_given = false, profile_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -59,6 +60,12 @@ int main(int argc, char** argv) {
         std::cerr << "conform-plugin: unknown example `" << *example << "` (available: producer)\n";
         return 2;
       }
+    } else if (a == "--fixture") {
+      fixture = value();
+      if (*fixture != "sdk") {
+        std::cerr << "conform-plugin: unknown fixture `" << *fixture << "` (available: sdk)\n";
+        return 2;
+      }
     } else if (a == "--help" || a == "-h") {
       std::cout << kUsage;
       return 0;
@@ -69,6 +76,10 @@ int main(int argc, char** argv) {
   }
   if (behaviour_file && (example || fault)) {
     std::cerr << "conform-plugin: --behaviour cannot be combined with --example or --fault\n" << kUsage;
+    return 2;
+  }
+  if (fixture && (behaviour_file || example)) {
+    std::cerr << "conform-plugin: --fixture cannot be combined with --behaviour or --example\n" << kUsage;
     return 2;
   }
   if (example && fault) {
@@ -97,6 +108,10 @@ int main(int argc, char** argv) {
     builder.emplace(producerExample(ProducerExampleEnv::fromProcess(), opt));
   } else {
     builder.emplace(builtinBehaviour(opt));
+    if (fixture) {  // the SDK fixture tools on top of the built-in behaviour (docs/sdk-fixture.md)
+      addCallbackFixtures(*builder, opt);
+      addProducerFixtures(*builder, opt);
+    }
   }
   auto& clk = conform::clock::RealClock::instance();
   auto built = builder->build(clk);
