@@ -3,6 +3,11 @@
 
 namespace conform::plugin {
 
-void addCallbackFixtures(PluginBuilder& /*b*/, const BehaviourOptions& /*o*/) {}
+const std::vector<FixtureFault>& callbackFixtureFaults() {
+  static const std::vector<FixtureFault> faults;
+  return faults;
+}
+
+void addCallbackFixtures(PluginBuilder& /*b*/, const BehaviourOptions& /*o*/, std::string_view /*fault*/) {}
 
 }  // namespace conform::plugin

@@ -3,6 +3,11 @@
 
 namespace conform::plugin {
 
-void addProducerFixtures(PluginBuilder& /*b*/, const BehaviourOptions& /*o*/) {}
+const std::vector<FixtureFault>& producerFixtureFaults() {
+  static const std::vector<FixtureFault> faults;
+  return faults;
+}
+
+void addProducerFixtures(PluginBuilder& /*b*/, const BehaviourOptions& /*o*/, std::string_view /*fault*/) {}
 
 }  // namespace conform::plugin

@@ -109,8 +109,8 @@ int main(int argc, char** argv) {
   } else {
     builder.emplace(builtinBehaviour(opt));
     if (fixture) {  // the SDK fixture tools on top of the built-in behaviour (docs/sdk-fixture.md)
-      addCallbackFixtures(*builder, opt);
-      addProducerFixtures(*builder, opt);
+      addCallbackFixtures(*builder, opt, "");
+      addProducerFixtures(*builder, opt, "");
     }
   }
   auto& clk = conform::clock::RealClock::instance();
