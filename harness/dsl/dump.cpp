@@ -124,6 +124,7 @@ void dumpSteps(std::string& out, const std::vector<Step>& steps, int indent) {
         break;
     }
     if (!s.as.empty() && s.kind != K::ForEachTool && s.kind != K::ForEachHook) line += " as $" + s.as;
+    if (!s.plugin.empty()) line += " on=" + s.plugin;
     out += line + "\n";
     if (!s.body.empty()) dumpSteps(out, s.body, indent + 2);
   }
@@ -143,6 +144,13 @@ std::string dump(const Plan& plan) {
     for (const auto& [k, v] : c.handshake) out += fmt::format(" handshake:{}={}", k, v);
     for (const auto& [k, v] : c.config) out += fmt::format(" config:{}={}", k, v);
     out += "\n";
+    // Further probes, one line each: `  plugin NAME[ first][ workspace] handshake:k=v config:k=v`.
+    for (const ExtraPlugin& x : c.plugins) {
+      out += fmt::format("  plugin {}{}{}", x.name, x.first ? " first" : "", x.workspace ? " workspace" : "");
+      for (const auto& [k, v] : x.handshake) out += fmt::format(" handshake:{}={}", k, v);
+      for (const auto& [k, v] : x.config) out += fmt::format(" config:{}={}", k, v);
+      out += "\n";
+    }
     dumpSteps(out, c.steps, 2);
   }
   return out;

@@ -451,6 +451,9 @@ class FileParser {
   void closeCase(Loc at) {
     if (!cur_) return;
     if (!stack_.empty()) error(stack_.back().second, "block opened here is never closed with `}`");
+    // Further probes exist only where conform plays the plugin.
+    if (cur_->role != "plugin" && !cur_->plugins.empty())
+      error(cur_->plugins.front().loc, "`plugin NAME` needs `role plugin` (a further probe the engine under test starts)");
     stack_.clear();
     plan_.cases.push_back(std::move(*cur_));
     cur_.reset();
@@ -495,7 +498,8 @@ class FileParser {
       p.end();
       return flush(p);
     }
-    if (kw == "role" || kw == "profile" || kw == "rules" || kw == "needs" || kw == "handshake" || kw == "config") {
+    if (kw == "role" || kw == "profile" || kw == "rules" || kw == "needs" || kw == "handshake" || kw == "config" ||
+        kw == "plugin") {
       if (!stack_.empty() || !cur_->steps.empty())
         return error(base, fmt::format("`{}` must come before the case's first step", kw));
       return directive(kw, p, base);
@@ -503,14 +507,35 @@ class FileParser {
     Step s;
     s.loc = base;
     bool ok = true;
-    if (kw == "send") ok = parseSend(p, s);
-    else if (kw == "expect") ok = parseExpect(p, s);
-    else if (kw == "advance" || kw == "wait") {
-      s.kind = kw == "advance" ? Step::Kind::Advance : Step::Kind::Wait;
+    // on NAME STEP | on NAME handshake … | on NAME config …: addressed to a further probe.
+    std::string kw2 = kw;
+    if (kw == "on") {
+      std::string name;
+      if (!p.word(name, "a plugin name declared with `plugin NAME`")) return flush(p);
+      const ExtraPlugin* x = findPlugin(name);
+      if (!x) return errorAt(p, fmt::format("`on {}`: no `plugin {}` declared in this case", name, name));
+      if (p.peekWord("handshake") || p.peekWord("config")) {
+        std::string d;
+        p.word(d, "");
+        if (!stack_.empty() || !cur_->steps.empty())
+          return error(base, fmt::format("`on {} {}` must come before the case's first step", name, d));
+        return directive(d, p, base, name);
+      }
+      if (!stack_.empty()) return errorAt(p, "`on NAME` addresses a whole top-level step or block, not a step inside a block");
+      if (!p.word(kw2, "a step after `on NAME`")) return flush(p);
+      if (kw2 == "on" || kw2 == "}" || kw2 == "case")
+        return errorAt(p, fmt::format("`{}` cannot follow `on NAME`", kw2));
+      s.plugin = name;
+    }
+    const std::string& kwr = kw2;
+    if (kwr == "send") ok = parseSend(p, s);
+    else if (kwr == "expect") ok = parseExpect(p, s);
+    else if (kwr == "advance" || kwr == "wait") {
+      s.kind = kwr == "advance" ? Step::Kind::Advance : Step::Kind::Wait;
       ok = p.duration(s.duration) && p.end();
-    } else if (kw == "fault") ok = parseFault(p, s);
-    else if (kw == "drive") ok = parseDrive(p, s);
-    else if (kw == "repeat") {
+    } else if (kwr == "fault") ok = parseFault(p, s);
+    else if (kwr == "drive") ok = parseDrive(p, s);
+    else if (kwr == "repeat") {
       s.kind = Step::Kind::Repeat;
       std::int64_t n = 0;
       ok = p.integer(n, "a repeat count");
@@ -518,7 +543,7 @@ class FileParser {
         ok = p.errorPrev(fmt::format("repeat count must be 1–{}", kMaxRepeat));
       s.count = static_cast<std::uint32_t>(n);
       ok = ok && openBlock(p);
-    } else if (kw == "for") {
+    } else if (kwr == "for") {
       std::string what;
       ok = p.keyword("each") || p.expected("`each` after `for`");
       ok = ok && p.word(what, "`tool` or `hook`");
@@ -529,10 +554,11 @@ class FileParser {
       if (ok && s.as.find('.') != std::string::npos) ok = p.error("a loop variable has no dots");
       ok = ok && openBlock(p);
     } else {
-      return error(base, fmt::format("unknown step `{}` (send, expect, drive, fault, advance, wait, repeat, for each, …)", kw));
+      return error(base, fmt::format("unknown step `{}` (send, expect, drive, fault, advance, wait, repeat, for each, …)", kwr));
     }
     if (!ok) return flush(p);
-    if (!cur_->judges_handshake && cur_->steps.empty() && stack_.empty() && s.kind == Step::Kind::ExpectState)
+    if (!cur_->judges_handshake && cur_->steps.empty() && stack_.empty() && s.kind == Step::Kind::ExpectState &&
+        s.plugin.empty())
       cur_->judges_handshake = true;
     target().push_back(std::move(s));
     Step& pushed = target().back();
@@ -545,9 +571,47 @@ class FileParser {
     return p.end();
   }
 
-  void directive(const std::string& kw, LineParser& p, Loc base) {
+  ExtraPlugin* findPlugin(const std::string& name) {
+    for (ExtraPlugin& x : cur_->plugins)
+      if (x.name == name) return &x;
+    return nullptr;
+  }
+
+  // An error at the token just read (the line's own error slot, reported once by flush()).
+  void errorAt(LineParser& p, std::string msg) {
+    p.errorPrev(std::move(msg));
+    flush(p);
+  }
+
+  // plugin NAME [first] [workspace]
+  void pluginDirective(LineParser& p, Loc base) {
+    ExtraPlugin x;
+    x.loc = base;
+    if (!p.word(x.name, "a plugin name")) return flush(p);
+    // Plugin names: 1–128 characters without control characters (PROTOCOL §1.6); `$`, `{` and
+    // quotes would be lexed apart, so a word is what a case can write anyway.
+    if (x.name.size() > 128) return errorAt(p, "a plugin name is 1–128 characters");
+    if (x.name == kMainProbe) return errorAt(p, fmt::format("`{}` is the main probe's name", kMainProbe));
+    if (findPlugin(x.name)) return errorAt(p, fmt::format("plugin `{}` declared twice", x.name));
+    if (cur_->plugins.size() >= kMaxExtraPlugins)
+      return errorAt(p, fmt::format("at most {} further plugins per case", kMaxExtraPlugins));
+    while (!p.done()) {
+      if (p.keyword("first")) x.first = true;
+      else if (p.keyword("workspace")) x.workspace = true;
+      else {
+        p.expected("`first`, `workspace` or end of line");
+        return flush(p);
+      }
+    }
+    if (x.first && x.workspace) return errorAt(p, "`first` orders user plugins; a workspace plugin follows every user plugin");
+    cur_->plugins.push_back(std::move(x));
+    flush(p);
+  }
+
+  void directive(const std::string& kw, LineParser& p, Loc base, const std::string& on = {}) {
     Case& c = *cur_;
     std::string v;
+    if (kw == "plugin") return pluginDirective(p, base);
     if (kw == "role") {
       if (!p.word(v, "engine or plugin")) return flush(p);
       if (v != "engine" && v != "plugin") return error(base, fmt::format("unknown role `{}` (engine or plugin)", v));
@@ -577,7 +641,8 @@ class FileParser {
       }
       c.needs.push_back(std::move(n));
     } else if (kw == "handshake" || kw == "config") {
-      auto& dst = kw == "handshake" ? c.handshake : c.config;
+      ExtraPlugin* x = on.empty() ? nullptr : findPlugin(on);
+      auto& dst = kw == "handshake" ? (x ? x->handshake : c.handshake) : (x ? x->config : c.config);
       while (!p.done()) {
         if (kw == "config") {
           std::string key;

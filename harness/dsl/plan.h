@@ -98,6 +98,9 @@ struct Step {
   // literal in the script). 0 = no padding.
   std::uint64_t size = 0;
   std::vector<Step> body;             // repeat / for each
+  // Role plugin, `on NAME STEP`: the step (a whole block included) is addressed to the further
+  // probe NAME declared with `plugin NAME` instead of the main probe; "" = the main probe.
+  std::string plugin;
 };
 const char* toString(Step::Kind);
 
@@ -111,6 +114,18 @@ struct Need {
   bool negated = false;
 };
 
+// Role plugin: a further probe the engine configuration names besides the main probe
+// (`plugin NAME [first] [workspace]`, docs/check-engine.md "Several plugins"): the rules about
+// chains of plugins (HOOK-04/05 order, HOOK-11/24/29 what the next plugin sees) need two.
+struct ExtraPlugin {
+  std::string name;
+  Loc loc;
+  bool first = false;      // listed before the main probe in `plugins` (else after it)
+  bool workspace = false;  // listed in `workspace_plugins` (after every user entry, §1.6)
+  std::vector<std::pair<std::string, std::string>> handshake;  // on NAME handshake key=value
+  std::vector<std::pair<std::string, std::string>> config;     // on NAME config KEY VALUE
+};
+
 struct Case {
   std::string id;     // rule id, the case's stable slug ("FRAME-05")
   std::string title;
@@ -121,6 +136,7 @@ struct Case {
   std::vector<Need> needs;
   std::vector<std::pair<std::string, std::string>> handshake;  // role plugin: key=value
   std::vector<std::pair<std::string, std::string>> config;     // config KEY VALUE
+  std::vector<ExtraPlugin> plugins;  // role plugin: further probes, in declaration order
   std::vector<Step> steps;
   // True when a step judges the handshake itself (an `expect state` before any send/drive/fault):
   // the runner then runs the steps even when the handshake did not reach `connected`.
@@ -165,6 +181,12 @@ inline constexpr std::uint32_t kMaxRepeat = 10000;
 // `send frame … size N` bound: twice the 4,194,304-byte frame limit of PROTOCOL §2 (FRAME-06/07)
 // is enough for every boundary case; more would only burn memory in the trace.
 inline constexpr std::uint64_t kMaxFrameSize = 8u * 1024 * 1024;
+// The configured name of the main probe in role plugin (docs/check-engine.md); `plugin NAME`
+// may not reuse it.
+inline constexpr const char* kMainProbe = "conform-probe";
+// `plugin NAME` bound: the chain rules need two plugins, order permutations (HOOK-04/05) three;
+// each probe is one more process and socket per case.
+inline constexpr std::size_t kMaxExtraPlugins = 3;
 // The capture name `send frame … size N` binds to the padding (docs/dsl.md).
 inline constexpr const char* kPadCapture = "pad";
 

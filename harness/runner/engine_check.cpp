@@ -5,9 +5,11 @@
 // findings against the ENGINE side).
 #include "harness/runner/engine_check.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -68,6 +70,40 @@ std::string quote(std::string_view s) {
   return json::compact(d);
 }
 
+// `drive check … "in_order": {"events": [p1, p2, …]}`: the array member `events` of the result has
+// elements matching p1, p2, … in this order, others allowed between them (an event log holds many
+// records; json::matchSubset's arrays are exact). `"none": {"events": [p]}`: no element matches p.
+// Returns the first mismatch, nullopt when everything holds.
+std::optional<std::string> listMismatch(const json::Value& spec, const json::Value& result, bool none) {
+  if (!spec.IsObject()) return std::string(none ? "\"none\"" : "\"in_order\"") + " must be an object of arrays";
+  for (auto m = spec.MemberBegin(); m != spec.MemberEnd(); ++m) {
+    const std::string name(m->name.GetString(), m->name.GetStringLength());
+    const json::Value* list = json::member(result, name);
+    if (!list || !list->IsArray()) return fmt::format("the result has no array `{}`", name);
+    if (!m->value.IsArray()) return fmt::format("`{}`: expected an array of patterns", name);
+    const auto pats = m->value.GetArray();
+    const auto items = list->GetArray();
+    if (none) {
+      for (const auto& pat : pats)
+        for (rapidjson::SizeType k = 0; k < items.Size(); ++k) {
+          json::Captures caps;
+          if (!json::matchSubset(pat, items[k], caps))
+            return fmt::format("{}[{}] matches the pattern that must not occur: {}", name, k, json::compact(pat));
+        }
+      continue;
+    }
+    rapidjson::SizeType j = 0;
+    for (rapidjson::SizeType k = 0; k < items.Size() && j < pats.Size(); ++k) {
+      json::Captures caps;
+      if (!json::matchSubset(pats[j], items[k], caps)) ++j;
+    }
+    if (j < pats.Size())
+      return fmt::format("`{}`: no element matches pattern #{} {}{}", name, j + 1, json::compact(pats[j]),
+                         j ? fmt::format(" after the one matching pattern #{}", j) : std::string());
+  }
+  return std::nullopt;
+}
+
 std::string selfExe() {
   std::error_code ec;
   auto p = fs::read_symlink("/proc/self/exe", ec);
@@ -75,6 +111,34 @@ std::string selfExe() {
 }
 
 }  // namespace
+
+// One probe the engine starts: the main one (slot 0, `conform-probe`) or a further one declared
+// with `plugin NAME` (docs/check-engine.md "Several plugins"). Each has its own socket, its own
+// handshake answer and its own inbox; the steps talk to one of them at a time (`on NAME`).
+struct ProbeSlot {
+  std::string name;  // the configured plugin name
+  bool first = false, workspace = false;
+  // The handshake answer (`handshake` / `on NAME handshake` keys).
+  std::string hs_name, hs_version = "0.1.0", hs_protocol;
+  std::map<std::string, bool> caps;
+  std::vector<std::string> tools, intercept;
+  std::string primary;  // every tool's primary_resource_param ("" = null)
+  std::vector<std::string> streams;  // every tool's named output streams (TOOL-04; empty = no output declaration)
+  bool answer = true;
+  std::string plugin_cfg;  // extra JSON members of its plugin entry
+  std::uint64_t startup_ms = 10000, grace_ms = 3000;
+  std::string sock_path;
+  int listen_fd = -1;
+  // Our own descriptor of the probe's socket, for shutdown(2): the channel closes its read fd at
+  // EOF, and a half-close must still reach the probe afterwards.
+  int sock_fd = -1;
+  std::unique_ptr<wire::Channel> chan;
+  bool out_closed = false;
+  // What the engine wrote to this probe while another one was the steps' current probe.
+  std::deque<Inbound> inbox;
+  // `fault stall-reading D`: when reading resumes (real time); unset = not stalled.
+  std::optional<wire::SteadyTime> stall_until;
+};
 
 class PluginRoleRunner final : public Peer {
  public:
@@ -87,20 +151,35 @@ class PluginRoleRunner final : public Peer {
   void send(std::string_view bytes) override;
   bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred) override;
   std::optional<State> state() override;
-  std::vector<std::string> items(bool tools) override { return tools ? tools_ : intercept_; }
+  std::vector<std::string> items(bool tools) override { return tools ? slots_[cur_].tools : slots_[cur_].intercept; }
   Outcome drive(const std::string& action, const std::vector<std::string>& args, const json::Document& json) override;
   Outcome advance(dsl::Millis d) override;
   Outcome fault(dsl::FaultKind k, dsl::Millis d) override;
 
  private:
   bool readOptions(std::string& err);
+  bool readHandshake(ProbeSlot& slot, const std::vector<std::pair<std::string, std::string>>& keys, std::string& err);
+  bool readConfig(ProbeSlot& slot, const std::vector<std::pair<std::string, std::string>>& keys, bool main, std::string& err);
   bool setup(std::string& err);
+  std::string configText(const std::string& probe) const;
+  bool connectAll(std::string& err);
+  // The steps' current probe (`on NAME`): swaps the inboxes so the interpreter reads that probe's.
+  void select(std::size_t i);
+  std::size_t slotOf(const std::string& name) const;
+  std::deque<Inbound>& inboxOf(std::size_t i) { return i == cur_ ? conv_.inbox : slots_[i].inbox; }
+  void pushTo(std::size_t i, const std::function<void()>& push);
+  // Waits for the engine's plugin/initialize to slot i and answers it from the handshake keys.
+  bool answerHandshake(std::size_t i, std::string& why);
   void drain();
   // One driver request, answered synchronously (I/O keeps flowing meanwhile).
   Expected<json::Document, std::string> call(const std::string& method, const std::string& params);
-  std::string handshakeResult() const;
+  // The same in two halves (`drive send` / `drive reply`): a request whose reply waits for hook
+  // chains the steps must answer first (compact, fork, revert, run.steer; driver-protocol.md).
+  Expected<std::int64_t, std::string> begin(const std::string& method, const std::string& params);
+  Expected<json::Document, std::string> await(std::int64_t id, const std::string& method);
+  static std::string handshakeResult(const ProbeSlot& slot);
   bool stepsHandleInitialize() const;
-  void closePluginOutput();
+  void closePluginOutput(std::size_t i);
   void finish();
   void teardown();
 
@@ -110,48 +189,50 @@ class PluginRoleRunner final : public Peer {
   std::ostringstream trace_text_;
   std::unique_ptr<trace::TraceWriter> tw_;
   Conversation conv_;
-  std::string dir_, sock_path_, config_path_;
-  int listen_fd_ = -1;
-  // Our own descriptor of the probe's socket, for shutdown(2): plugin_ closes its read fd at EOF,
-  // and a half-close must still reach the probe afterwards.
-  int sock_fd_ = -1;
-  std::unique_ptr<wire::Channel> engine_, plugin_;
-  bool plugin_out_closed_ = false;
+  std::string dir_, config_path_;
+  std::unique_ptr<wire::Channel> engine_;
+  // slots_[0] is the main probe; further ones follow in declaration order.
+  std::vector<ProbeSlot> slots_;
+  std::size_t cur_ = 0;
   std::optional<wire::ExitStatus> engine_exit_;
   std::int64_t next_driver_id_ = 1;
   std::map<std::int64_t, json::Document> replies_;
-  // Options of the case (handshake / config directives).
-  std::string hs_name_ = kProbeName, hs_version_ = "0.1.0", hs_protocol_;
-  std::map<std::string, bool> hs_caps_;
-  std::vector<std::string> tools_, intercept_;
-  bool hs_answer_ = true;
-  std::uint64_t startup_ms_ = 10000, grace_ms_ = 3000;
-  std::string plugin_cfg_, engine_cfg_;  // extra JSON members of the plugin entry / the engine config
+  std::map<std::int64_t, std::string> started_;  // `drive send`: id → method, until `drive reply`
+  std::string engine_cfg_;  // extra JSON members of the engine config
+  std::optional<bool> producer_handler_;
+  std::string permission_ = "allow";  // agent policy for action `plugin` (probe tools are callable)
   bool virtual_clock_ = true;
-  // `fault stall-reading D`: when reading resumes (real time); unset = not stalled.
-  std::optional<wire::SteadyTime> stall_until_;
   void endStallIfDue();
 };
 
-bool PluginRoleRunner::readOptions(std::string& err) {
-  hs_protocol_ = target_.profile;
-  for (const auto& [k, v] : case_.handshake) {
-    if (k == "name") hs_name_ = v;
-    else if (k == "version") hs_version_ = v;
-    else if (k == "protocol_version") hs_protocol_ = v;
-    else if (k == "tools") tools_ = splitList(v);
-    else if (k == "intercept") intercept_ = splitList(v);
-    else if (k == "answer" && (v == "yes" || v == "no")) hs_answer_ = v == "yes";
-    else if (kBoolCaps.count(k) && (v == "true" || v == "false")) hs_caps_[k] = v == "true";
+bool PluginRoleRunner::readHandshake(ProbeSlot& slot, const std::vector<std::pair<std::string, std::string>>& keys,
+                                     std::string& err) {
+  slot.hs_name = slot.name;
+  slot.hs_protocol = target_.profile;
+  for (const auto& [k, v] : keys) {
+    if (k == "name") slot.hs_name = v;
+    else if (k == "version") slot.hs_version = v;
+    else if (k == "protocol_version") slot.hs_protocol = v;
+    else if (k == "tools") slot.tools = splitList(v);
+    else if (k == "intercept") slot.intercept = splitList(v);
+    else if (k == "primary_resource_param") slot.primary = v;
+    else if (k == "output_streams") slot.streams = splitList(v);
+    else if (k == "answer" && (v == "yes" || v == "no")) slot.answer = v == "yes";
+    else if (kBoolCaps.count(k) && (v == "true" || v == "false")) slot.caps[k] = v == "true";
     else {
       err = fmt::format("{}: unknown handshake key or value `{}={}` (name, version, protocol_version, tools=a,b, "
-                        "intercept=h1,h2, answer=yes|no, resources|subscribe_events|subscribe_bus|publish_bus|"
+                        "intercept=h1,h2, primary_resource_param=path, output_streams=a,b, answer=yes|no, resources|subscribe_events|subscribe_bus|publish_bus|"
                         "publish_session_events|producer_messaging=true|false)", case_.loc.str(), k, v);
       return false;
     }
   }
-  std::string permission = "allow";
-  for (const auto& kv : case_.config) {
+  return true;
+}
+
+// Plugin-entry keys apply to any probe; engine-wide keys only in the case's own `config`.
+bool PluginRoleRunner::readConfig(ProbeSlot& slot, const std::vector<std::pair<std::string, std::string>>& keys,
+                                  bool main, std::string& err) {
+  for (const auto& kv : keys) {
     const std::string& k = kv.first;
     const std::string& v = kv.second;
     auto ms = [&](std::uint64_t* keep) {
@@ -162,22 +243,30 @@ bool PluginRoleRunner::readOptions(std::string& err) {
         return false;
       }
       if (keep) *keep = n;
-      plugin_cfg_ += fmt::format(",\"{}\":{}", k, n);
+      slot.plugin_cfg += fmt::format(",\"{}\":{}", k, n);
       return true;
     };
+    const bool engine_wide = k == "engine_version" || k == "producer_handler" || k == "permissions";
+    if (engine_wide && !main) {
+      err = fmt::format("{}: config {} is engine-wide: write it in the case's own `config`, not `on {} config`",
+                        case_.loc.str(), k, slot.name);
+      return false;
+    }
     if (k == "engine_version") engine_cfg_ += ",\"engine_version\":" + quote(v);
-    else if (k == "startup_timeout_ms") { if (!ms(&startup_ms_)) return false; }
-    else if (k == "shutdown_grace_ms") { if (!ms(&grace_ms_)) return false; }
+    else if (k == "startup_timeout_ms") { if (!ms(&slot.startup_ms)) return false; }
+    else if (k == "shutdown_grace_ms") { if (!ms(&slot.grace_ms)) return false; }
     else if (k == "interception_timeout_ms" || k == "tool_timeout_ms") { if (!ms(nullptr)) return false; }
     else if (k == "producer_messaging" && (v == "true" || v == "false")) {
-      plugin_cfg_ += ",\"producer_messaging\":" + v;
-      engine_cfg_ += ",\"producer_handler\":" + v;
+      slot.plugin_cfg += ",\"producer_messaging\":" + v;
+      // The main probe's setting decides the runtime handler; a further probe only turns it on.
+      if (main) producer_handler_ = v == "true";
+      else if (v == "true") producer_handler_ = true;
     } else if (k == "producer_handler" && (v == "true" || v == "false")) {
       // The runtime producer handler alone (the plugin entry does not opt in): the engine
       // advertises producer_messaging false (INIT-24's one-sided opt-in).
-      engine_cfg_ += ",\"producer_handler\":" + v;
+      producer_handler_ = v == "true";
     } else if (k == "permissions" && (v == "allow" || v == "ask" || v == "deny")) {
-      permission = v;
+      permission_ = v;
     } else {
       err = fmt::format("{}: unknown config key or value `{} {}` in role plugin (engine_version, startup_timeout_ms, "
                         "shutdown_grace_ms, interception_timeout_ms, tool_timeout_ms, producer_messaging true|false, "
@@ -185,7 +274,26 @@ bool PluginRoleRunner::readOptions(std::string& err) {
       return false;
     }
   }
-  engine_cfg_ += fmt::format(",\"permissions\":{{\"plugin\":{{\"*\":\"{}\"}}}}", permission);
+  return true;
+}
+
+bool PluginRoleRunner::readOptions(std::string& err) {
+  slots_.clear();
+  slots_.emplace_back();
+  slots_[0].name = kProbeName;
+  for (const dsl::ExtraPlugin& x : case_.plugins) {
+    ProbeSlot& slot = slots_.emplace_back();
+    slot.name = x.name;
+    slot.first = x.first;
+    slot.workspace = x.workspace;
+  }
+  if (!readHandshake(slots_[0], case_.handshake, err) || !readConfig(slots_[0], case_.config, true, err)) return false;
+  for (std::size_t i = 0; i < case_.plugins.size(); ++i)
+    if (!readHandshake(slots_[i + 1], case_.plugins[i].handshake, err) ||
+        !readConfig(slots_[i + 1], case_.plugins[i].config, false, err))
+      return false;
+  if (producer_handler_) engine_cfg_ += fmt::format(",\"producer_handler\":{}", *producer_handler_ ? "true" : "false");
+  engine_cfg_ += fmt::format(",\"permissions\":{{\"plugin\":{{\"*\":\"{}\"}}}}", permission_);
   if (target_.driver == "stdio") virtual_clock_ = true;
   else if (target_.driver == "stdio-real-clock") virtual_clock_ = false;
   else {
@@ -197,40 +305,70 @@ bool PluginRoleRunner::readOptions(std::string& err) {
 
 // The default initialize result (docs/dsl.md, role plugin): a valid 0.0.6 result built from the
 // case's `handshake` keys; every capability false and no tools unless the case says otherwise.
-std::string PluginRoleRunner::handshakeResult() const {
+std::string PluginRoleRunner::handshakeResult(const ProbeSlot& slot) {
   auto cap = [&](const char* k) {
-    auto it = hs_caps_.find(k);
-    return it != hs_caps_.end() && it->second ? "true" : "false";
+    auto it = slot.caps.find(k);
+    return it != slot.caps.end() && it->second ? "true" : "false";
   };
+  const auto& decl_tools = slot.tools;
+  const auto& hooks = slot.intercept;
   std::string caps = fmt::format(
       "{{\"tools\":{},\"resources\":{},\"subscribe_events\":{},\"subscribe_bus\":{},\"publish_bus\":{},"
       "\"publish_session_events\":{}",
-      tools_.empty() ? "false" : "true", cap("resources"), cap("subscribe_events"), cap("subscribe_bus"),
+      decl_tools.empty() ? "false" : "true", cap("resources"), cap("subscribe_events"), cap("subscribe_bus"),
       cap("publish_bus"), cap("publish_session_events"));
   // INIT-17: producer_messaging is required in 0.0.6 and absent from the 0.0.4 shape.
-  if (hs_protocol_ != "0.0.4") caps += fmt::format(",\"producer_messaging\":{}", cap("producer_messaging"));
+  if (slot.hs_protocol != "0.0.4") caps += fmt::format(",\"producer_messaging\":{}", cap("producer_messaging"));
   caps += ",\"intercept\":[";
-  for (std::size_t i = 0; i < intercept_.size(); ++i) caps += (i ? "," : "") + quote(intercept_[i]);
+  for (std::size_t i = 0; i < hooks.size(); ++i) caps += (i ? "," : "") + quote(hooks[i]);
   caps += "]}";
+  std::string output;
+  if (!slot.streams.empty()) {
+    output = ",\"output\":{\"kind\":\"named\",\"streams\":[";
+    for (std::size_t i = 0; i < slot.streams.size(); ++i) output += (i ? "," : "") + quote(slot.streams[i]);
+    output += "]}";
+  }
   std::string tools = "[";
-  for (std::size_t i = 0; i < tools_.size(); ++i)
+  for (std::size_t i = 0; i < decl_tools.size(); ++i)
     tools += (i ? "," : "") + fmt::format(
         "{{\"name\":{},\"description\":\"conform probe tool\",\"parameters\":{{\"type\":\"object\","
-        "\"properties\":{{\"path\":{{\"type\":\"string\"}}}}}},\"permission_name\":{},\"primary_resource_param\":null}}",
-        quote(tools_[i]), quote(tools_[i]));
+        "\"properties\":{{\"path\":{{\"type\":\"string\"}}}}}},\"permission_name\":{},\"primary_resource_param\":{}{}}}",
+        quote(decl_tools[i]), quote(decl_tools[i]), slot.primary.empty() ? std::string("null") : quote(slot.primary), output);
   tools += "]";
   return fmt::format("{{\"protocol_version\":{},\"name\":{},\"version\":{},\"capabilities\":{},\"tools\":{}}}",
-                     quote(hs_protocol_), quote(hs_name_), quote(hs_version_), caps, tools);
+                     quote(slot.hs_protocol), quote(slot.hs_name), quote(slot.hs_version), caps, tools);
 }
 
 // A case that starts with `expect request plugin/initialize …` (or `expect frame …`) answers the
 // handshake itself; so does `handshake answer=no`.
 bool PluginRoleRunner::stepsHandleInitialize() const {
-  if (!hs_answer_) return true;
+  if (!slots_[0].answer) return true;
   if (case_.steps.empty()) return false;
   const dsl::Step& s = case_.steps.front();
-  return s.kind == dsl::Step::Kind::Expect &&
+  return s.plugin.empty() && s.kind == dsl::Step::Kind::Expect &&
          (s.msg == dsl::MsgKind::Frame || (s.msg == dsl::MsgKind::Request && (s.method.empty() || s.method == "plugin/initialize")));
+}
+
+// The engine configuration: the main probe and every further one, in the order the case declared
+// (`first` ones before the main probe, the rest after it, `workspace` ones in workspace_plugins:
+// registration order, PROTOCOL §1.6, HOOK-04/05). The engine clears the probe's environment
+// (PROTOCOL §1.2): everything goes in the arguments.
+std::string PluginRoleRunner::configText(const std::string& probe) const {
+  auto entry = [&](const ProbeSlot& slot) {
+    return fmt::format("{}:{{\"command\":{},\"args\":[\"probe\",\"--connect\",{}]{}}}", quote(slot.name), quote(probe),
+                       quote(slot.sock_path), slot.plugin_cfg);
+  };
+  std::string user, workspace;
+  auto add = [](std::string& list, const std::string& e) { list += (list.empty() ? "" : ",") + e; };
+  for (const ProbeSlot& slot : slots_)
+    if (slot.first) add(user, entry(slot));
+  add(user, entry(slots_[0]));
+  for (std::size_t i = 1; i < slots_.size(); ++i)
+    if (!slots_[i].first && !slots_[i].workspace) add(user, entry(slots_[i]));
+  for (const ProbeSlot& slot : slots_)
+    if (slot.workspace) add(workspace, entry(slot));
+  return fmt::format("{{\"protocol_version\":{},\"plugins\":{{{}}}{}{}}}\n", quote(target_.profile), user,
+                     workspace.empty() ? std::string() : ",\"workspace_plugins\":{" + workspace + "}", engine_cfg_);
 }
 
 bool PluginRoleRunner::setup(std::string& err) {
@@ -245,21 +383,22 @@ bool PluginRoleRunner::setup(std::string& err) {
     return false;
   }
   dir_ = tmpl;
-  sock_path_ = dir_ + "/probe.sock";
   config_path_ = dir_ + "/engine.json";
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, sock_path_.data(), std::min(sock_path_.size(), sizeof(addr.sun_path) - 1));
-  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::listen(listen_fd_, 4) != 0) {
-    err = fmt::format("cannot listen on {}: {}", sock_path_, std::strerror(errno));
-    return false;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    ProbeSlot& slot = slots_[i];
+    // By index, not name: a plugin name may hold characters a path should not.
+    slot.sock_path = i == 0 ? dir_ + "/probe.sock" : fmt::format("{}/probe-{}.sock", dir_, i);
+    slot.listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, slot.sock_path.data(), std::min(slot.sock_path.size(), sizeof(addr.sun_path) - 1));
+    if (slot.listen_fd < 0 || ::bind(slot.listen_fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(slot.listen_fd, 4) != 0) {
+      err = fmt::format("cannot listen on {}: {}", slot.sock_path, std::strerror(errno));
+      return false;
+    }
   }
-  // The engine clears the probe's environment (PROTOCOL §1.2): everything goes in the arguments.
-  std::string cfg = fmt::format(
-      "{{\"protocol_version\":{},\"plugins\":{{\"{}\":{{\"command\":{},\"args\":[\"probe\",\"--connect\",{}]{}}}}}{}}}\n",
-      quote(target_.profile), kProbeName, quote(probe), quote(sock_path_), plugin_cfg_, engine_cfg_);
+  std::string cfg = configText(probe);
   {
     std::ofstream f(config_path_, std::ios::binary);
     f << cfg;
@@ -280,29 +419,63 @@ bool PluginRoleRunner::setup(std::string& err) {
     err = se.message;
     return false;
   }
-  // Wait for the probe to connect (the engine spawns it eagerly, §16.3).
+  return connectAll(err);
+}
+
+// Waits for every probe to connect (the engine spawns its plugins eagerly, §16.3).
+bool PluginRoleRunner::connectAll(std::string& err) {
   auto deadline = wire::deadlineIn(kConnectWithin);
   while (true) {
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) {
-      sock_fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    bool all = true;
+    for (ProbeSlot& slot : slots_) {
+      if (slot.chan) continue;
+      int fd = ::accept4(slot.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) {
+        all = false;
+        continue;
+      }
+      slot.sock_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
       int wfd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-      plugin_ = wire::fdChannel(reactor_, fd, wfd);
-      if (tw_) tw_->note("the engine started the probe; connected");
-      return true;
+      slot.chan = wire::fdChannel(reactor_, fd, wfd);
+      if (tw_) tw_->note(fmt::format("the engine started the probe `{}`; connected", slot.name));
     }
+    if (all) return true;
     drain();
+    std::string missing;
+    for (const ProbeSlot& slot : slots_)
+      if (!slot.chan) missing += (missing.empty() ? "`" : ", `") + slot.name + "`";
     if (engine_exit_) {
-      err = fmt::format("the engine under test ended ({}) before starting its plugin `{}`", engine_exit_->str(), kProbeName);
+      err = fmt::format("the engine under test ended ({}) before starting its plugin {}", engine_exit_->str(), missing);
       return false;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      err = fmt::format("the engine under test did not start its plugin `{}` within {} (see the adapter contract in "
-                        "docs/check-engine.md)", kProbeName, dsl::formatDuration(kConnectWithin));
+      err = fmt::format("the engine under test did not start its plugin {} within {} (see the adapter contract in "
+                        "docs/check-engine.md)", missing, dsl::formatDuration(kConnectWithin));
       return false;
     }
     reactor_.waitAny(std::min(deadline, wire::deadlineIn(kPollSlice)));
   }
+}
+
+void PluginRoleRunner::select(std::size_t i) {
+  if (i == cur_ || i >= slots_.size()) return;
+  std::swap(conv_.inbox, slots_[cur_].inbox);
+  std::swap(conv_.inbox, slots_[i].inbox);
+  cur_ = i;
+}
+
+std::size_t PluginRoleRunner::slotOf(const std::string& name) const {
+  for (std::size_t i = 1; i < slots_.size(); ++i)
+    if (slots_[i].name == name) return i;
+  return 0;
+}
+
+// Conversation appends to conv_.inbox: a frame for another probe goes through a swap.
+void PluginRoleRunner::pushTo(std::size_t i, const std::function<void()>& push) {
+  if (i == cur_) return push();
+  std::swap(conv_.inbox, slots_[i].inbox);
+  push();
+  std::swap(conv_.inbox, slots_[i].inbox);
 }
 
 void PluginRoleRunner::drain() {
@@ -336,24 +509,36 @@ void PluginRoleRunner::drain() {
       }
     }
   }
-  if (plugin_) {
-    while (auto ev = plugin_->poll()) {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    ProbeSlot& slot = slots_[i];
+    if (!slot.chan) continue;
+    while (auto ev = slot.chan->poll()) {
       using K = wire::ChannelEvent::Kind;
       switch (ev->kind) {
         case K::Frame:
         case K::FrameError:
-          if (tw_) tw_->frameEvent(trace::Dir::EngineToPlugin, ev->frame);
-          conv_.pushFrame(ev->frame.bytes, ev->frame.kind == wire::FrameEvent::Kind::Frame);
+          // The trace (and so the rule monitors) holds the main probe's conversation; a further
+          // probe's frames are notes (docs/check-engine.md "Several plugins").
+          if (i == 0) {
+            if (tw_) tw_->frameEvent(trace::Dir::EngineToPlugin, ev->frame);
+          } else if (tw_) {
+            tw_->note(fmt::format("engine → {}: {}", slot.name, reports::shortenEvidence(ev->frame.bytes, 2000)));
+          }
+          pushTo(i, [&] { conv_.pushFrame(ev->frame.bytes, ev->frame.kind == wire::FrameEvent::Kind::Frame); });
           break;
         case K::Eof:
           // The engine closed the probe's stdin (SHUT-02, or after a fatal error). A conforming
           // plugin exits on stdin EOF (SHUT-08): close our output so the probe ends.
-          if (tw_) tw_->eof(trace::Dir::EngineToPlugin);
-          conv_.pushEof();
-          closePluginOutput();
+          if (i == 0) {
+            if (tw_) tw_->eof(trace::Dir::EngineToPlugin);
+          } else if (tw_) {
+            tw_->note(fmt::format("engine → {}: EOF", slot.name));
+          }
+          pushTo(i, [&] { conv_.pushEof(); });
+          closePluginOutput(i);
           break;
         case K::WriteFailed:
-          if (tw_) tw_->note("probe: write failed: " + ev->text);
+          if (tw_) tw_->note(fmt::format("probe {}: write failed: {}", slot.name, ev->text));
           break;
         default:
           break;
@@ -362,21 +547,28 @@ void PluginRoleRunner::drain() {
   }
 }
 
-void PluginRoleRunner::closePluginOutput() {
-  if (plugin_out_closed_ || sock_fd_ < 0) return;
-  plugin_->flush(wire::deadlineIn(std::chrono::milliseconds(500)));
-  ::shutdown(sock_fd_, SHUT_WR);  // the probe closes its stdout: the engine sees EOF
-  plugin_out_closed_ = true;
-  if (tw_) tw_->eof(trace::Dir::PluginToEngine);
+void PluginRoleRunner::closePluginOutput(std::size_t i) {
+  ProbeSlot& slot = slots_[i];
+  if (slot.out_closed || slot.sock_fd < 0) return;
+  slot.chan->flush(wire::deadlineIn(std::chrono::milliseconds(500)));
+  ::shutdown(slot.sock_fd, SHUT_WR);  // the probe closes its stdout: the engine sees EOF
+  slot.out_closed = true;
+  if (i == 0) {
+    if (tw_) tw_->eof(trace::Dir::PluginToEngine);
+  } else if (tw_) {
+    tw_->note(fmt::format("{} → engine: EOF", slot.name));
+  }
 }
 
 void PluginRoleRunner::send(std::string_view bytes) {
-  conv_.traceBytes(trace::Dir::PluginToEngine, bytes);
-  if (!plugin_ || plugin_out_closed_) {
-    if (tw_) tw_->note("write skipped: the probe's stdout is closed");
+  ProbeSlot& slot = slots_[cur_];
+  if (cur_ == 0) conv_.traceBytes(trace::Dir::PluginToEngine, bytes);
+  else if (tw_) tw_->note(fmt::format("{} → engine: {}", slot.name, reports::shortenEvidence(bytes, 2000)));
+  if (!slot.chan || slot.out_closed) {
+    if (tw_) tw_->note(fmt::format("write skipped: the stdout of probe `{}` is closed", slot.name));
     return;
   }
-  (void)plugin_->write(bytes);
+  (void)slot.chan->write(bytes);
 }
 
 bool PluginRoleRunner::pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred) {
@@ -392,18 +584,24 @@ bool PluginRoleRunner::pumpUntil(wire::SteadyTime deadline, const std::function<
 }
 
 void PluginRoleRunner::endStallIfDue() {
-  if (!stall_until_ || std::chrono::steady_clock::now() < *stall_until_) return;
-  stall_until_.reset();
-  if (plugin_) plugin_->stallReading(false);
-  if (tw_) tw_->note("fault stall-reading over: reading again");
+  for (ProbeSlot& slot : slots_) {
+    if (!slot.stall_until || std::chrono::steady_clock::now() < *slot.stall_until) continue;
+    slot.stall_until.reset();
+    if (slot.chan) slot.chan->stallReading(false);
+    if (tw_) tw_->note(fmt::format("fault stall-reading of `{}` over: reading again", slot.name));
+  }
 }
 
-Expected<json::Document, std::string> PluginRoleRunner::call(const std::string& method, const std::string& params) {
+Expected<std::int64_t, std::string> PluginRoleRunner::begin(const std::string& method, const std::string& params) {
   if (!engine_ || engine_exit_) return unexpected(std::string("the engine under test is not running"));
   std::int64_t id = next_driver_id_++;
   std::string frame = fmt::format("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{},\"params\":{}}}", id, quote(method), params);
   if (tw_) tw_->note("driver → " + frame);
   if (!engine_->writeFrame(frame)) return unexpected(std::string("cannot write to the engine's driver stdin"));
+  return id;
+}
+
+Expected<json::Document, std::string> PluginRoleRunner::await(std::int64_t id, const std::string& method) {
   auto deadline = wire::deadlineIn(kDriverWithin);
   while (!replies_.count(id)) {
     drain();
@@ -422,8 +620,14 @@ Expected<json::Document, std::string> PluginRoleRunner::call(const std::string& 
   return json::copy(*r);
 }
 
+Expected<json::Document, std::string> PluginRoleRunner::call(const std::string& method, const std::string& params) {
+  auto id = begin(method, params);
+  if (!id) return unexpected(id.error());
+  return await(*id, method);
+}
+
 std::optional<Peer::State> PluginRoleRunner::state() {
-  auto r = call("plugin.status", fmt::format("{{\"plugin\":\"{}\"}}", kProbeName));
+  auto r = call("plugin.status", fmt::format("{{\"plugin\":{}}}", quote(slots_[cur_].name)));
   if (!r) return std::nullopt;
   State st;
   if (auto s = json::stringMember(*r, "state")) st.state = std::string(*s);
@@ -440,12 +644,13 @@ Peer::Outcome PluginRoleRunner::advance(dsl::Millis d) {
 }
 
 Peer::Outcome PluginRoleRunner::fault(dsl::FaultKind k, dsl::Millis d) {
-  if (!plugin_) return Outcome::error("no probe connection");
-  if (tw_) tw_->note(fmt::format("fault {}", toString(k)));
+  ProbeSlot& slot = slots_[cur_];
+  if (!slot.chan) return Outcome::error("no probe connection");
+  if (tw_) tw_->note(fmt::format("fault {} ({})", toString(k), slot.name));
   switch (k) {
     case dsl::FaultKind::Disconnect:
       // The plugin closes its stdout but keeps running (FRAME-17).
-      closePluginOutput();
+      closePluginOutput(cur_);
       return Outcome::ok();
     case dsl::FaultKind::StallReading:
       // Role plugin: the stall runs in the background for D of real time while the next steps
@@ -453,8 +658,8 @@ Peer::Outcome PluginRoleRunner::fault(dsl::FaultKind k, dsl::Millis d) {
       // EMIT-11). The probe then blocks on the full socket, stops reading its stdin, and the
       // engine's pipe, channel buffer and finally its 1024-record queue fill. pumpUntil() resumes
       // reading when D is over; an `expect` waits for that.
-      plugin_->stallReading(true);
-      stall_until_ = wire::deadlineIn(d);
+      slot.chan->stallReading(true);
+      slot.stall_until = wire::deadlineIn(d);
       return Outcome::ok();
     default:
       return Outcome::error(fmt::format("fault {} is not available in role plugin (disconnect, stall-reading)", toString(k)));
@@ -496,7 +701,7 @@ Peer::Outcome PluginRoleRunner::drive(const std::string& action, const std::vect
     return result("tool.call", fmt::format("{{\"session_id\":{},\"tool\":{},\"arguments\":{}}}", quote(*session), quote(*tool), json::compact(json)), "invocation_id");
   }
   // The probe answers (or not) in the steps, so the engine's ping is started, not awaited.
-  if (action == "ping") return result("plugin.ping", fmt::format("{{\"plugin\":\"{}\"}}", kProbeName), nullptr);
+  if (action == "ping") return result("plugin.ping", fmt::format("{{\"plugin\":{}}}", quote(slots_[cur_].name)), nullptr);
   if (action == "shutdown") return result("engine.shutdown", "{}", nullptr);
   if (action == "flush") return result("diagnostics.flush", "{}", nullptr);
   // drive check METHOD {"params": {…}, "expect": {pattern}}: a driver method whose result must
@@ -506,8 +711,13 @@ Peer::Outcome PluginRoleRunner::drive(const std::string& action, const std::vect
     auto method = arg(0);
     const json::Value* params = json.IsObject() ? json::member(json, "params") : nullptr;
     const json::Value* pattern = json.IsObject() ? json::member(json, "expect") : nullptr;
-    if (!method || !pattern)
-      return Outcome::error("drive check: expected `drive check METHOD {\"params\": {…}, \"expect\": {pattern}}`");
+    const json::Value* in_order = json.IsObject() ? json::member(json, "in_order") : nullptr;
+    const json::Value* none = json.IsObject() ? json::member(json, "none") : nullptr;
+    if (!method || (!pattern && !in_order && !none))
+      return Outcome::error("drive check: expected `drive check METHOD {\"params\": {…}, \"expect\": {pattern}}` "
+                            "(or \"in_order\" / \"none\": {\"list\": [patterns]})");
+    json::Document empty(rapidjson::kObjectType);
+    if (!pattern) pattern = &empty;
     // Polled like `expect state`: frames the probe just sent (a hook answer) travel on another
     // channel than the driver request, so the engine may not have read them yet.
     const std::string p = params ? json::compact(*params) : std::string("{}");
@@ -517,17 +727,54 @@ Peer::Outcome PluginRoleRunner::drive(const std::string& action, const std::vect
       if (!r) return Outcome::failure(fmt::format("drive check {}: {}", *method, r.error()), fmt::format("the driver performs {}", *method), r.error());
       drain();
       json::Captures caps;
-      auto mm = json::matchSubset(*pattern, *r, caps);
-      if (!mm) {
+      std::optional<std::string> why;
+      if (auto mm = json::matchSubset(*pattern, *r, caps)) why = mm->str();
+      if (!why && in_order) why = listMismatch(*in_order, *r, false);
+      if (!why && none) why = listMismatch(*none, *r, true);
+      if (!why) {
         Outcome o = Outcome::ok();
         o.doc = std::make_shared<json::Document>(std::move(*r));
         return o;
       }
       if (std::chrono::steady_clock::now() >= deadline)
-        return Outcome::failure(fmt::format("driver {} result does not match within {}: {}", *method, dsl::formatDuration(kCheckWithin), mm->str()),
-                                json::compact(*pattern), reports::shortenEvidence(json::compact(*r), 400));
+        return Outcome::failure(fmt::format("driver {} result does not match within {}: {}", *method, dsl::formatDuration(kCheckWithin), *why),
+                                json::compact(json), reports::shortenEvidence(json::compact(*r), 600));
       pumpUntil(wire::deadlineIn(kPollSlice * 5), [] { return false; });
     }
+  }
+  // drive send METHOD {params} as $p: the request is written and not awaited (its reply waits
+  // for hook chains the next steps answer); `$p` names it for `drive reply`.
+  if (action == "send") {
+    auto method = arg(0);
+    if (!method) return Outcome::error("drive send: expected `drive send METHOD {params} as $p`");
+    auto id = begin(*method, json::compact(json));
+    if (!id) return Outcome::failure(fmt::format("drive send {}: {}", *method, id.error()), fmt::format("the driver accepts {}", *method), id.error());
+    started_[*id] = *method;
+    drain();
+    return Outcome::ok(std::to_string(*id));
+  }
+  // drive reply $p [{pattern}] [as $x]: waits for the reply of `drive send … as $p`; an error
+  // reply, none within 5 s, or a result that does not match the subset pattern FAILs.
+  if (action == "reply") {
+    auto ref = arg(0);
+    std::int64_t id = 0;
+    auto fc = ref ? std::from_chars(ref->data(), ref->data() + ref->size(), id) : std::from_chars_result{};
+    if (!ref || fc.ec != std::errc() || fc.ptr != ref->data() + ref->size() || !started_.count(id))
+      return Outcome::error("drive reply: expected `drive reply $p` naming an earlier `drive send … as $p`");
+    const std::string method = started_[id];
+    started_.erase(id);
+    auto r = await(id, method);
+    if (!r) return Outcome::failure(fmt::format("drive reply {}: {}", method, r.error()), fmt::format("the driver answers {}", method), r.error());
+    drain();
+    if (json.IsObject() && json.MemberCount() > 0) {
+      json::Captures caps;
+      if (auto mm = json::matchSubset(json, *r, caps))
+        return Outcome::failure(fmt::format("driver {} result does not match: {}", method, mm->str()), json::compact(json),
+                                reports::shortenEvidence(json::compact(*r), 400));
+    }
+    Outcome o = Outcome::ok();
+    o.doc = std::make_shared<json::Document>(std::move(*r));
+    return o;
   }
   // drive call METHOD {params} [as $x]: any driver method; `as` binds its result.
   if (action == "call") {
@@ -536,7 +783,31 @@ Peer::Outcome PluginRoleRunner::drive(const std::string& action, const std::vect
     return result(method->c_str(), json::compact(json), nullptr);
   }
   return Outcome::error(fmt::format("unknown drive action `{}` in role plugin (session.create, event, tool.call, ping, "
-                                    "shutdown, flush, call METHOD {{params}}, check METHOD {{params, expect}})", action));
+                                    "shutdown, flush, call METHOD {{params}}, check METHOD {{params, expect}}, "
+                                    "send METHOD {{params}} as $p, reply $p [{{pattern}}])", action));
+}
+
+bool PluginRoleRunner::answerHandshake(std::size_t i, std::string& why) {
+  Inbound* init = nullptr;
+  auto found = [&] {
+    for (Inbound& in : inboxOf(i))
+      if (!in.consumed && in.msg == dsl::MsgKind::Request && in.method == "plugin/initialize") return (init = &in) != nullptr;
+    return false;
+  };
+  if (!pumpUntil(wire::deadlineIn(std::chrono::milliseconds(slots_[i].startup_ms) + kHandshakeSlack), found)) {
+    select(i);
+    why = fmt::format("the engine sent no plugin/initialize to `{}` ({})", slots_[i].name, conv_.recentInbound(2, "engine"));
+    select(0);
+    return false;
+  }
+  const json::Value* id = json::member(*init->doc, "id");
+  init->consumed = true;
+  const std::size_t was = cur_;
+  select(i);
+  send(wire::encodeFrame(fmt::format("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{}}}",
+                                     id ? json::compact(*id) : std::string("null"), handshakeResult(slots_[i]))));
+  select(was);
+  return true;
 }
 
 void PluginRoleRunner::finish() {
@@ -546,7 +817,9 @@ void PluginRoleRunner::finish() {
     // (SHUT-01…03); closing the driver's stdin also asks for shutdown (docs/driver-protocol.md).
     (void)call("engine.shutdown", "{}");
     engine_->closeWrite(false);
-    pumpUntil(wire::deadlineIn(std::chrono::milliseconds(grace_ms_) + kEngineExitSlack), [&] { return engine_exit_.has_value(); });
+    std::uint64_t grace_ms = 0;
+    for (const ProbeSlot& slot : slots_) grace_ms = std::max(grace_ms, slot.grace_ms);
+    pumpUntil(wire::deadlineIn(std::chrono::milliseconds(grace_ms) + kEngineExitSlack), [&] { return engine_exit_.has_value(); });
     if (!engine_exit_ && tw_) tw_->note("the engine under test did not exit after shutdown: killed");
   }
 }
@@ -554,12 +827,14 @@ void PluginRoleRunner::finish() {
 void PluginRoleRunner::teardown() {
   if (engine_) engine_->close(false);  // process group SIGKILL + bounded reap
   engine_.reset();
-  if (plugin_) plugin_->close(false);  // the probe sees EOF on the socket and ends
-  plugin_.reset();
-  if (sock_fd_ >= 0) ::close(sock_fd_);
-  sock_fd_ = -1;
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  listen_fd_ = -1;
+  for (ProbeSlot& slot : slots_) {
+    if (slot.chan) slot.chan->close(false);  // the probe sees EOF on the socket and ends
+    slot.chan.reset();
+    if (slot.sock_fd >= 0) ::close(slot.sock_fd);
+    slot.sock_fd = -1;
+    if (slot.listen_fd >= 0) ::close(slot.listen_fd);
+    slot.listen_fd = -1;
+  }
   if (!dir_.empty()) {
     std::error_code ec;
     fs::remove_all(dir_, ec);
@@ -584,43 +859,49 @@ CaseRun PluginRoleRunner::run() {
   if (target_.argv.empty()) err = "no engine command to test (give it after --)";
   if (err.empty() && readOptions(err) && setup(err)) {
     bool run_steps = true;
-    if (!stepsHandleInitialize()) {
-      // The default handshake: answer the engine's plugin/initialize from the `handshake` keys.
-      Inbound* init = nullptr;
-      auto found = [&] {
-        for (Inbound& in : conv_.inbox)
-          if (!in.consumed && in.msg == dsl::MsgKind::Request && in.method == "plugin/initialize") return (init = &in) != nullptr;
-        return false;
-      };
-      if (!pumpUntil(wire::deadlineIn(std::chrono::milliseconds(startup_ms_) + kHandshakeSlack), found)) {
+    const bool main_self = stepsHandleInitialize();
+    // The default handshake of every probe whose steps do not answer it themselves.
+    std::vector<std::size_t> answered;
+    for (std::size_t i = 0; i < slots_.size() && run_steps; ++i) {
+      if (i == 0 ? main_self : !slots_[i].answer) continue;
+      std::string why;
+      if (!answerHandshake(i, why)) {
         out.result.verdict = reports::Verdict::Untested;
-        out.result.skip_reason = "the engine sent no plugin/initialize (" + conv_.recentInbound(2, "engine") + ")";
+        out.result.skip_reason = why;
         run_steps = false;
-      } else {
-        const json::Value* id = json::member(*init->doc, "id");
-        init->consumed = true;
-        send(wire::encodeFrame(fmt::format("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{}}}", json::compact(*id), handshakeResult())));
-        if (!case_.judges_handshake) {
-          std::optional<State> st;
-          auto settled = [&] {
-            st = state();
-            return st && st->state != "connecting";
-          };
-          pumpUntil(wire::deadlineIn(std::chrono::milliseconds(startup_ms_) + kHandshakeSlack), settled);
-          if (!st || st->state != "connected") {
-            out.result.verdict = reports::Verdict::Untested;
-            out.result.skip_reason = fmt::format("the handshake did not complete: {}", st ? st->state + " (" + st->reason + ")" : "no status");
-            run_steps = false;
-          }
-        }
       }
-      // The steps start with an empty inbox unless the case judges the handshake.
-      if (!case_.judges_handshake)
-        for (Inbound& in : conv_.inbox) in.consumed = true;
+      answered.push_back(i);
     }
+    for (std::size_t i : answered) {
+      if (!run_steps || (i == 0 && case_.judges_handshake)) continue;
+      select(i);
+      std::optional<State> st;
+      auto settled = [&] {
+        st = state();
+        return st && st->state != "connecting";
+      };
+      pumpUntil(wire::deadlineIn(std::chrono::milliseconds(slots_[i].startup_ms) + kHandshakeSlack), settled);
+      if (!st || st->state != "connected") {
+        out.result.verdict = reports::Verdict::Untested;
+        out.result.skip_reason = fmt::format("the handshake of `{}` did not complete: {}", slots_[i].name,
+                                             st ? st->state + " (" + st->reason + ")" : "no status");
+        run_steps = false;
+      }
+    }
+    select(0);
+    // The steps start with an empty inbox unless the case judges the handshake.
+    for (std::size_t i : answered)
+      if (i != 0 || !case_.judges_handshake)
+        for (Inbound& in : inboxOf(i)) in.consumed = true;
     if (run_steps) {
+      // One top-level step at a time, each on the probe it names (`on NAME`); the interpreter
+      // keeps its captures across the calls.
       Interpreter interp(*this, conv_);
-      interp.execAll(case_.steps);
+      for (const dsl::Step& step : case_.steps) {
+        select(slotOf(step.plugin));
+        if (!interp.execAll(std::vector<dsl::Step>{step})) break;
+      }
+      select(0);
       failure = interp.failure();
       err = interp.error();
     }

@@ -12,7 +12,7 @@
 namespace conform::runner {
 
 // The configured plugin name of the probe (what the handshake reports unless `handshake name=`).
-inline constexpr const char* kProbeName = "conform-probe";
+inline constexpr const char* kProbeName = dsl::kMainProbe;
 
 // Runs one case (role plugin). Never throws; a harness problem is an ERROR verdict with text.
 CaseRun runPluginCase(const dsl::Case& c, const Target& target);

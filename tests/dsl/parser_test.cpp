@@ -260,3 +260,84 @@ TEST_CASE("DSL additions: their errors name the line and column", "[dsl]") {
   CHECK(firstError("case A-1 \"x\"\n  send frame {\"a\": 1} size 100\n").find("needs a \"$pad\" string") != std::string::npos);
   CHECK(firstError("case A-1 \"x\"\n  needs no\n").find("expected a capability") != std::string::npos);
 }
+
+// Role plugin with further probes (docs/check-engine.md "Several plugins"): `plugin NAME [first]
+// [workspace]` declares one, `on NAME handshake|config …` gives its handshake and plugin-entry
+// keys, `on NAME STEP` addresses a top-level step (or a whole block) to it.
+TEST_CASE("role plugin: plugin NAME declarations and `on NAME` steps", "[dsl]") {
+  auto p = ok(R"(case HOOK-04 "two plugins"
+  role plugin
+  handshake intercept=user_before_input
+  plugin zeta first
+  plugin alpha workspace
+  on zeta handshake intercept=user_before_input name=zeta
+  on zeta config interception_timeout_ms 500
+  drive session.create as $s
+  on zeta expect request plugin/intercept/user_before_input as $z
+  expect no request plugin/intercept/user_before_input within 100ms
+  on zeta send response $z {"action": "allow"}
+  on alpha repeat 2 {
+    expect no request within 10ms
+  }
+)");
+  REQUIRE(p.cases.size() == 1);
+  const dsl::Case& c = p.cases[0];
+  REQUIRE(c.plugins.size() == 2);
+  CHECK(c.plugins[0].name == "zeta");
+  CHECK(c.plugins[0].first);
+  CHECK_FALSE(c.plugins[0].workspace);
+  CHECK(c.plugins[1].name == "alpha");
+  CHECK(c.plugins[1].workspace);
+  REQUIRE(c.plugins[0].handshake.size() == 2);
+  CHECK(c.plugins[0].handshake[1] == std::pair<std::string, std::string>{"name", "zeta"});
+  REQUIRE(c.plugins[0].config.size() == 1);
+  CHECK(c.plugins[0].config[0].first == "interception_timeout_ms");
+  // The case's own handshake keys stay the main probe's.
+  REQUIRE(c.handshake.size() == 1);
+  REQUIRE(c.steps.size() == 5);
+  CHECK(c.steps[0].plugin.empty());
+  CHECK(c.steps[1].plugin == "zeta");
+  CHECK(c.steps[1].kind == Step::Kind::Expect);
+  CHECK(c.steps[1].method == "plugin/intercept/user_before_input");
+  CHECK(c.steps[2].plugin.empty());
+  CHECK(c.steps[3].plugin == "zeta");
+  CHECK(c.steps[3].kind == Step::Kind::SendResponse);
+  CHECK(c.steps[4].plugin == "alpha");
+  CHECK(c.steps[4].kind == Step::Kind::Repeat);
+  REQUIRE(c.steps[4].body.size() == 1);
+  CHECK(c.steps[4].body[0].plugin.empty());  // the block's steps go where the block goes
+  // --dump-plan shows both.
+  std::string d = dsl::dump(p);
+  CHECK(d.find("  plugin zeta first handshake:intercept=user_before_input handshake:name=zeta "
+               "config:interception_timeout_ms=500\n") != std::string::npos);
+  CHECK(d.find("  plugin alpha workspace\n") != std::string::npos);
+  CHECK(d.find("as $z on=zeta\n") != std::string::npos);
+  // A single-probe case is unchanged: no plugins, no `on`.
+  auto q = ok("case PING-01 \"x\"\n  role plugin\n  drive ping\n");
+  CHECK(q.cases[0].plugins.empty());
+  CHECK(q.cases[0].steps[0].plugin.empty());
+  CHECK(dsl::dump(q).find("on=") == std::string::npos);
+}
+
+TEST_CASE("role plugin: `plugin` and `on` errors name the line and column", "[dsl]") {
+  const char* head = "case HOOK-04 \"x\"\n  role plugin\n";
+  auto err = [&](std::string body) { return firstError(std::string(head) + body); };
+  CHECK(err("  on zeta drive ping\n") == "t.scn:3:6: `on zeta`: no `plugin zeta` declared in this case");
+  CHECK(err("  plugin conform-probe\n") == "t.scn:3:10: `conform-probe` is the main probe's name");
+  CHECK(err("  plugin a\n  plugin a\n") == "t.scn:4:10: plugin `a` declared twice");
+  CHECK(err("  plugin a\n  plugin b\n  plugin c\n  plugin d\n") == "t.scn:6:10: at most 3 further plugins per case");
+  CHECK(err("  plugin a last\n") == "t.scn:3:12: expected `first`, `workspace` or end of line, found `last`");
+  CHECK(err("  plugin a first workspace\n").find("a workspace plugin follows every user plugin") != std::string::npos);
+  CHECK(err("  plugin\n") == "t.scn:3:9: expected a plugin name, found end of line");
+  CHECK(err("  plugin a\n  on a\n") == "t.scn:4:7: expected a step after `on NAME`, found end of line");
+  CHECK(err("  plugin a\n  on a on a drive ping\n") == "t.scn:4:8: `on` cannot follow `on NAME`");
+  CHECK(err("  plugin a\n  on a bogus\n") == "t.scn:4:3: unknown step `bogus` (send, expect, drive, fault, advance, wait, repeat, for each, …)");
+  CHECK(err("  plugin a\n  repeat 2 {\n    on a drive ping\n  }\n") ==
+        "t.scn:5:8: `on NAME` addresses a whole top-level step or block, not a step inside a block");
+  CHECK(err("  plugin a\n  drive ping\n  on a handshake intercept=x\n") ==
+        "t.scn:5:3: `on a handshake` must come before the case's first step");
+  CHECK(err("  drive ping\n  plugin a\n") == "t.scn:4:3: `plugin` must come before the case's first step");
+  // Only role plugin has further probes.
+  CHECK(firstError("case HOOK-04 \"x\"\n  plugin a\n  drive ping\n") ==
+        "t.scn:2:3: `plugin NAME` needs `role plugin` (a further probe the engine under test starts)");
+}
