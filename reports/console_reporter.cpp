@@ -26,6 +26,7 @@ class ConsoleReporter : public Reporter {
     out_ << fmt::format("{} {}", run.tool, run.command);
     if (!run.target.empty()) out_ << " — " << run.target;
     if (!run.profile.empty()) out_ << " (profile " << run.profile << ")";
+    if (run.strict) out_ << " [strict: Lvl I/C rules binding]";
     out_ << "\n";
   }
 
@@ -37,8 +38,8 @@ class ConsoleReporter : public Reporter {
     if (!c.error.empty()) out_ << "    harness error: " << c.error << "\n";
     if (!c.skip_reason.empty()) out_ << "    reason: " << c.skip_reason << "\n";
     for (const Finding& f : c.findings) {
-      out_ << fmt::format("  {} {} ({} {}, {})\n", paint(f.verdict), f.rule_id, toString(f.level),
-                          toString(f.kind), whoText(f.binds));
+      out_ << fmt::format("  {} {} ({} {}, {}{})\n", paint(f.verdict), f.rule_id, toString(f.level),
+                          toString(f.kind), whoText(f.binds), f.strict_only ? ", --strict" : "");
       std::string_view req = f.requirement();
       if (!req.empty()) out_ << "    requirement: " << req << "\n";
       if (!f.message.empty()) out_ << "    what:        " << f.message << "\n";
@@ -70,6 +71,12 @@ class ConsoleReporter : public Reporter {
     for (const CaseResult& c : run.cases) findings += c.findings.size();
     out_ << fmt::format("  findings: {}, duration: {:.0f} ms, exit code {}\n", findings,
                         run.duration_ms, exitCode(run));
+    if (run.strict) {
+      std::size_t promoted = 0;
+      for (const CaseResult& c : run.cases)
+        for (const Finding& f : c.findings) promoted += f.strict_only;
+      out_ << fmt::format("  strict mode: {} finding(s) FAIL only because of --strict\n", promoted);
+    }
   }
 
  private:

@@ -538,6 +538,8 @@ class HtmlReporter : public CollectingReporter {
     row("Command", esc(run.command));
     row("Target", run.target.empty() ? "" : "<code>" + esc(run.target) + "</code>");
     row("Profile", esc(run.profile));
+    // Default mode is not shown (it is the norm); strict mode changes what FAIL means, so it is.
+    if (run.strict) row("Mode", "strict: Lvl I ([impl]) and C ([chosen]) rules binding on the target (--strict)");
     row("Started", esc(run.started_at));
     row("Duration", fmt::format("{:.3f} s", run.duration_ms / 1000.0));
     row("Exit code", fmt::format("{}", exitCode(run)));
@@ -660,9 +662,9 @@ class HtmlReporter : public CollectingReporter {
   }
 
   void finding(const Finding& f, std::size_t case_no) {
-    out_ << fmt::format("<div class=\"finding\">\n<h4>{} {} <span class=\"muted\">{} {}, binds {}</span></h4>\n<dl>\n",
+    out_ << fmt::format("<div class=\"finding\">\n<h4>{} {} <span class=\"muted\">{} {}, binds {}{}</span></h4>\n<dl>\n",
                         badge(f.verdict), ruleLink(f.rule_id), toString(f.level), toString(f.kind),
-                        esc(bindsText(f.binds)));
+                        esc(bindsText(f.binds)), f.strict_only ? ", FAIL only under --strict" : "");
     std::string_view req = f.requirement();
     out_ << "<dt>Requirement</dt><dd>" << (req.empty() ? "<span class=\"muted\">unknown rule</span>" : mdInline(req))
          << "</dd>\n";

@@ -1,11 +1,11 @@
 // reports/json_reporter — the whole run as one JSON document with a STABLE key order (documented
 // below; tools diff these files), written with RapidJSON's writer (escaping is its job, not ours).
 //
-// Shape: {"tool","tool_version","command","target","profile","started_at","duration_ms",
+// Shape: {"tool","tool_version","command","target","profile","strict","started_at","duration_ms",
 //         "exit_code","summary":{verdict→count},"cases":[{"id","title","verdict","rules",
 //         "duration_ms","error"?,"skip_reason"?,"trace"?,"findings":[{"rule_id","level","kind",
-//         "verdict","binds","requirement","message","expected","actual",
-//         "evidence":[{"line","text"}]}]}],"coverage":{rule→verdict} (covered rules only)}
+//         "verdict","strict_only"?,"binds","requirement","message","expected",
+//         "actual","evidence":[{"line","text"}]}]}],"coverage":{rule→verdict} (covered rules only)}
 #include <ostream>
 
 #include <rapidjson/ostreamwrapper.h>
@@ -36,6 +36,8 @@ class JsonReporter : public CollectingReporter {
     kv(w, "command", run.command);
     kv(w, "target", run.target);
     kv(w, "profile", run.profile);
+    w.Key("strict");  // --strict: Lvl I/C rules binding (docs/check.md)
+    w.Bool(run.strict);
     kv(w, "started_at", run.started_at);
     w.Key("duration_ms");
     w.Double(run.duration_ms);
@@ -75,6 +77,10 @@ class JsonReporter : public CollectingReporter {
         kv(w, "level", toString(f.level));
         kv(w, "kind", toString(f.kind));
         kv(w, "verdict", toString(f.verdict));
+        if (f.strict_only) {
+          w.Key("strict_only");  // FAIL only because of --strict
+          w.Bool(true);
+        }
         kv(w, "binds", bindsText(f.binds));
         kv(w, "requirement", f.requirement());
         kv(w, "message", f.message);

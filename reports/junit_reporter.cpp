@@ -26,6 +26,9 @@ class JunitReporter : public CollectingReporter {
         "timestamp=\"{}\" time=\"{:.3f}\">\n",
         xmlEscape(run.target.empty() ? run.command : run.target), n.total(), n.fail + n.non_strict,
         n.error, n.not_applicable + n.untested, xmlEscape(run.started_at), run.duration_ms / 1000.0);
+    // The run's mode as a property, so a CI dashboard can tell a --strict run from a default one.
+    out_ << fmt::format("    <properties>\n      <property name=\"strict\" value=\"{}\"/>\n    </properties>\n",
+                        run.strict ? "true" : "false");
     for (const CaseResult& c : run.cases) {
       out_ << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"",
                           xmlEscape(run.profile.empty() ? "conform" : run.profile),
@@ -53,8 +56,9 @@ class JunitReporter : public CollectingReporter {
           out_ << fmt::format("      <error message=\"{}\"/>\n", xmlEscape(f.message));
           continue;
         }
-        out_ << fmt::format("      <failure type=\"{}\" message=\"{} {}: {}\">", toString(f.verdict),
-                            xmlEscape(f.rule_id), toString(f.level), xmlEscape(f.message));
+        out_ << fmt::format("      <failure type=\"{}\" message=\"{} {}{}: {}\">", toString(f.verdict),
+                            xmlEscape(f.rule_id), toString(f.level), f.strict_only ? " (--strict)" : "",
+                            xmlEscape(f.message));
         out_ << xmlEscape(fmt::format("requirement: {}\nexpected: {}\nactual: {}\nevidence lines: {}\n",
                                       f.requirement(), f.expected, f.actual, evidenceLines(f)));
         out_ << "</failure>\n";

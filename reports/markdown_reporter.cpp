@@ -29,6 +29,7 @@ class MarkdownReporter : public CollectingReporter {
     if (!run.target.empty()) out_ << " — " << cell(run.target);
     out_ << "\n\n";
     if (!run.profile.empty()) out_ << "Profile: `" << run.profile << "`\n\n";
+    if (run.strict) out_ << "Mode: strict (Lvl I and C rules binding on the target, `--strict`)\n\n";
     out_ << "| Verdict | Cases |\n|---|---|\n";
     out_ << fmt::format("| PASS | {} |\n| FAIL | {} |\n| NON-STRICT | {} |\n| NOT-APPLICABLE | {} |\n"
                         "| UNTESTED | {} |\n| ERROR | {} |\n\n",
@@ -39,8 +40,9 @@ class MarkdownReporter : public CollectingReporter {
       if (!c.error.empty()) out_ << "Harness error: " << c.error << "\n\n";
       if (!c.skip_reason.empty()) out_ << "Reason: " << c.skip_reason << "\n\n";
       for (const Finding& f : c.findings) {
-        out_ << fmt::format("* **{} {}** ({} {}, binds {})\n", toString(f.verdict), f.rule_id,
-                            toString(f.level), toString(f.kind), bindsText(f.binds));
+        out_ << fmt::format("* **{} {}** ({} {}, binds {}{})\n", toString(f.verdict), f.rule_id,
+                            toString(f.level), toString(f.kind), bindsText(f.binds),
+                            f.strict_only ? ", FAIL only under --strict" : "");
         out_ << "  * requirement: " << f.requirement() << "\n";
         if (!f.message.empty()) out_ << "  * what: " << f.message << "\n";
         out_ << "  * expected: " << f.expected << "\n";

@@ -185,6 +185,30 @@ CaseResult newCase(std::string id, std::string title, std::vector<std::string> r
 
 void finalize(CaseResult& c) { c.verdict = caseVerdict(c); }
 
+bool strictBinding(const Finding& f, std::uint8_t side) {
+  if (f.verdict != Verdict::NonStrict || !(f.binds & side)) return false;
+  const RuleInfo* r = findRule(f.rule_id);
+  if (!r || !(r->binds & side)) return false;
+  if (r->level != RuleLevel::M) return true;
+  // An M rule with a lower-case "should" clause (RULES.md: FRAME-08, SDK-28): the advisory finding
+  // is that clause's breach. Catalogue-driven, so a new rule of this shape needs no code here.
+  return r->text.find("should") != std::string_view::npos;
+}
+
+std::size_t applyStrict(CaseResult& c, std::uint8_t side) {
+  std::size_t n = 0;
+  for (Finding& f : c.findings) {
+    if (!strictBinding(f, side)) continue;
+    f.verdict = Verdict::Fail;
+    f.level = Level::Must;
+    f.strict_only = true;
+    ++n;
+  }
+  // A case whose verdict was set explicitly (ERROR, NOT-APPLICABLE) keeps it; caseVerdict() knows.
+  if (n) finalize(c);
+  return n;
+}
+
 Counts countCases(const RunResult& r) {
   Counts n;
   for (const CaseResult& c : r.cases) {

@@ -64,6 +64,9 @@ struct Finding {
   std::string expected;
   std::string actual;
   std::vector<Evidence> evidence;
+  // Set by applyStrict(): a NON-STRICT finding that --strict made a FAIL (reports mark it, so a
+  // reader sees which failures exist only because Lvl I/C rules were made binding).
+  bool strict_only = false;
 
   // The rule's requirement text from the catalogue ("" for an unknown id).
   std::string_view requirement() const;
@@ -101,6 +104,7 @@ struct RunResult {
   std::string target;              // what was tested
   std::string profile;             // "v006", "v004"
   std::string started_at;          // RFC 3339; writers print it as is (goldens fix it)
+  bool strict = false;             // --strict: Lvl I/C rules bind the target (applyStrict)
   double duration_ms = 0;
   std::vector<CaseResult> cases;
 };
@@ -112,6 +116,24 @@ Verdict worse(Verdict a, Verdict b);
 Verdict caseVerdict(const CaseResult&);
 // Sets c.verdict = caseVerdict(c).
 void finalize(CaseResult& c);
+
+// Strict mode (`conform check --strict`, `check-engine --strict`; h2spec's strict mode; docs/check.md
+// §Strict mode). PROTOCOL.md §0.2: [chosen] (Lvl C) is binding for the reference implementations
+// and reported separately; [impl] (Lvl I) is a warning unless a profile pins it. --strict is that
+// pin for every I/C rule: a NON-STRICT finding becomes FAIL when
+//   - the finding is against the side under test (`side`: kBindsPlugin|kBindsSdk for check,
+//     kBindsEngine for check-engine), and
+//   - its catalogue rule binds that side (Binds column), and
+//   - the rule is Lvl I or C, or it is an M rule whose text states a "should" clause (FRAME-08
+//     "writers should not send CR") — h2spec strict makes SHOULD a MUST.
+// Everything else stays as it was: advisory findings on rules that bind only the OTHER side (the
+// plugin-side emit/quota findings: EMIT-*/QUOTA-* bind the engine, which must reject), and advisory
+// findings on M rules that are advisory because the trace cannot prove the breach (FRAME-03's
+// unterminated last frame of a killed process) — a FAIL there would be a false FAIL.
+bool strictBinding(const Finding& f, std::uint8_t side);
+// Promotes the findings strictBinding() selects (verdict FAIL, level MUST, strict_only) and
+// re-derives the case verdict. Returns how many findings were promoted.
+std::size_t applyStrict(CaseResult& c, std::uint8_t side);
 
 struct Counts {
   std::size_t pass = 0, fail = 0, non_strict = 0, not_applicable = 0, untested = 0, error = 0;

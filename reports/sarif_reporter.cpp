@@ -1,5 +1,6 @@
 // reports/sarif_reporter — SARIF 2.1.0 for code-scanning UIs. ruleId is the rule ID; FAIL maps to
-// level "error", NON-STRICT to "warning", harness errors to a toolExecutionNotification. Each
+// level "error", NON-STRICT to "warning" (a finding --strict made a FAIL is "error" with property
+// strict_only; the run's properties say strict true/false), harness errors to a toolExecutionNotification. Each
 // evidence line becomes a location in the case's trace file (artifact = trace_path or "trace").
 #include <ostream>
 #include <set>
@@ -83,11 +84,15 @@ class SarifReporter : public CollectingReporter {
         w.Key("properties"); w.StartObject();
         w.Key("case"); str(w, c.id);
         w.Key("verdict"); str(w, toString(f.verdict));
+        if (f.strict_only) { w.Key("strict_only"); w.Bool(true); }
         w.EndObject();
         w.EndObject();
       }
     }
     w.EndArray();
+    w.Key("properties"); w.StartObject();
+    w.Key("strict"); w.Bool(run.strict);
+    w.EndObject();
     w.EndObject(); w.EndArray();  // run, runs
     w.EndObject();
     out_ << "\n";

@@ -179,6 +179,9 @@ void addCatalogueOptions(CLI::App& cmd, conform::runner::CheckOptions& opt) {
   cmd.add_option("--scenarios", opt.scenarios, "Use these .scn files/folders instead of the built-in catalogue")
       ->allow_extra_args(false);
   cmd.add_flag("--verbose,-v", opt.verbose, "Also list passing cases");
+  cmd.add_flag("--strict", opt.strict,
+               "Strict mode: Lvl I ([impl]) and C ([chosen]) rules binding on the target fail instead of NON-STRICT "
+               "(docs/check.md)");
 }
 
 void addCheckCommand(CLI::App& app, int& exit_code) {
@@ -205,6 +208,7 @@ void addRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--profile", opt->profile, "Protocol profile: 0.0.6 (default) or 0.0.4");
   cmd->add_option("--name", opt->name, "Configured plugin name (default: basename of CMD)");
   cmd->add_option("--report-dir", opt->report_dir, "Also write reports and traces here");
+  cmd->add_flag("--strict", opt->strict, "Strict mode, as in `conform check --strict`");
   cmd->add_option("command", opt->command, "-- CMD [ARGS...]: the plugin under test");
   cmd->callback([opt, &exit_code] { exit_code = conform::runner::runScenarioFile(*opt, std::cout, std::cerr); });
 }

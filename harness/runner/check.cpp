@@ -268,6 +268,10 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
   // cognipeer-0.10: the report names the host that ran the cases (docs/cognipeer.md).
   if (family == reports::RuleFamily::Cognipeer) run.profile += " (host " + opt.host + ")";
   run.started_at = clock::formatRfc3339(clock::RealClock::instance().wallNow());
+  run.strict = opt.strict;
+  // The side under test, for --strict: check judges the plugin (and the SDK it is built on, as
+  // every Binds-S case does); check-engine judges the engine.
+  const std::uint8_t side = opt.role == "plugin" ? reports::kBindsEngine : reports::kBindsPlugin | reports::kBindsSdk;
   reports::ReporterOptions ro;
   ro.color = opt.color;
   ro.verbose = opt.verbose;
@@ -312,6 +316,7 @@ int runCheck(const CheckOptions& opt, std::ostream& out, std::ostream& err) {
             : family == reports::RuleFamily::Cognipeer ? runCognipeerCase(cases[i].c, target)
             : opt.role == "plugin"                     ? runPluginCase(cases[i].c, target)
                                                        : runEngineCase(cases[i].c, target);
+        if (opt.strict) reports::applyStrict(r.result, side);
       }
       std::lock_guard<std::mutex> lock(mu);
       (*console)->caseStarting(r.result);
@@ -391,6 +396,7 @@ int runScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
   c.command = opt.command;
   c.report_dir = opt.report_dir;
   c.verbose = opt.verbose;
+  c.strict = opt.strict;
   c.jobs = 1;
   return runCheck(c, out, err);
 }

@@ -33,6 +33,9 @@ struct CheckOptions {
   std::vector<std::string> scenarios;  // .scn files or folders instead of the embedded catalogue
   std::vector<std::string> command;    // the plugin under test (after --)
   bool color = false, verbose = false;
+  // --strict (docs/check.md §Strict mode): Lvl I and C rules that bind the target become binding —
+  // reports::applyStrict() over every case result, before it is printed or counted.
+  bool strict = false;
   std::string role = "engine";         // the catalogue role this command runs
   // Role plugin (`conform check-engine`, docs/check-engine.md): how the engine under test is
   // driven (stdio | stdio-real-clock) and the probe executable it spawns ("" = this process).
@@ -79,6 +82,7 @@ struct RunOptions {
   std::string report_dir;  // "" = none
   std::vector<std::string> command;
   bool verbose = true;
+  bool strict = false;
 };
 int runScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err);
 

@@ -117,3 +117,42 @@ TEST_CASE("unknown report format is an error naming the known ones", "[report]")
   REQUIRE(!rep.has_value());
   CHECK(rep.error().find("console") != std::string::npos);
 }
+
+TEST_CASE("FRAME-19 strict mode is shown by every format and marks the promoted finding", "[report][strict]") {
+  // The sample run under --strict: FRAME-19 (Lvl I, the plugin's duplicate member) becomes a FAIL.
+  RunResult run = sampleRun();
+  run.strict = true;
+  std::size_t promoted = 0;
+  for (CaseResult& c : run.cases) promoted += applyStrict(c, kBindsPlugin | kBindsSdk);
+  REQUIRE(promoted == 1);
+  auto render = [&](const char* format) {
+    std::ostringstream out;
+    auto rep = makeReporter(format, out);
+    REQUIRE(rep.has_value());
+    replay(run, **rep);
+    return out.str();
+  };
+  const std::string console = render("console");
+  CHECK(console.find("[strict: Lvl I/C rules binding]") != std::string::npos);
+  CHECK(console.find("[FAIL] FRAME-19 (MUST implementation, plugin, --strict)") != std::string::npos);
+  CHECK(console.find("strict mode: 1 finding(s) FAIL only because of --strict") != std::string::npos);
+  const std::string json = render("json");
+  CHECK(json.find("\"strict\": true") != std::string::npos);
+  CHECK(json.find("\"strict_only\": true") != std::string::npos);
+  const std::string junit = render("junit");
+  CHECK(junit.find("<property name=\"strict\" value=\"true\"/>") != std::string::npos);
+  CHECK(junit.find("message=\"FRAME-19 MUST (--strict):") != std::string::npos);
+  const std::string sarif = render("sarif");
+  CHECK(sarif.find("\"strict_only\": true") != std::string::npos);
+  CHECK(sarif.find("\"level\": \"warning\"") == std::string::npos);  // the only warning became an error
+  CHECK(render("markdown").find("Mode: strict") != std::string::npos);
+  const std::string html = render("html");
+  CHECK(html.find("<th>Mode</th>") != std::string::npos);
+  CHECK(html.find("FAIL only under --strict") != std::string::npos);
+  // Default mode shows none of it.
+  run = sampleRun();
+  std::ostringstream out;
+  auto rep = makeReporter("console", out);
+  replay(run, **rep);
+  CHECK(out.str().find("strict") == std::string::npos);
+}

@@ -84,3 +84,66 @@ TEST_CASE("evidence text is shortened at UTF-8 boundaries and made printable", "
   CHECK(shortenEvidence("a\tb") == "a\\x09b");
   CHECK(shortenEvidence("é€") == "é€");
 }
+
+namespace {
+Finding advisory(std::string_view rule, std::uint8_t who) {
+  // As the monitors' advisory flag does (harness/rules/connection_state.cpp FindingSink::report).
+  Finding f = makeFinding(rule, who, "m", "e", "a", {});
+  f.level = Level::Should;
+  f.verdict = Verdict::NonStrict;
+  return f;
+}
+constexpr std::uint8_t kPluginSide = kBindsPlugin | kBindsSdk;
+}  // namespace
+
+TEST_CASE("INIT-17 strict mode: a Lvl C breach by the plugin FAILs under --strict only", "[results][strict]") {
+  CaseResult c = newCase("INIT-17", "caps", {"INIT-17"});
+  c.findings.push_back(makeFinding("INIT-17", kBindsPlugin, "m", "e", "a", {}));
+  finalize(c);
+  CHECK(c.verdict == Verdict::NonStrict);  // default: reported, exit 0
+  CHECK(applyStrict(c, kPluginSide) == 1);
+  CHECK(c.verdict == Verdict::Fail);
+  CHECK(c.findings[0].strict_only);
+  CHECK(c.findings[0].level == Level::Must);
+  RunResult run;
+  run.cases.push_back(c);
+  CHECK(exitCode(run) == 1);
+}
+
+TEST_CASE("FRAME-19 strict mode: Lvl I rules binding the plugin become binding", "[results][strict]") {
+  CHECK(strictBinding(makeFinding("FRAME-19", kBindsPlugin, "m", "e", "a", {}), kPluginSide));
+  // The same Lvl I rule broken by the engine side is not the target's breach in check …
+  CHECK_FALSE(strictBinding(makeFinding("FRAME-19", kBindsEngine, "m", "e", "a", {}), kPluginSide));
+  // … but is in check-engine.
+  CHECK(strictBinding(makeFinding("FRAME-19", kBindsEngine, "m", "e", "a", {}), kBindsEngine));
+  // INIT-21 (I) binds only the engine: a plugin's bad declaration stays NON-STRICT under --strict.
+  CHECK_FALSE(strictBinding(makeFinding("INIT-21", kBindsPlugin, "m", "e", "a", {}), kPluginSide));
+  CHECK(strictBinding(makeFinding("INIT-21", kBindsEngine, "m", "e", "a", {}), kBindsEngine));
+}
+
+TEST_CASE("FRAME-08 strict mode: the should clause of an M rule binds; uncertain advisories do not", "[results][strict]") {
+  // "writers should not send CR": an SDK writer's CR FAILs under --strict.
+  CHECK(strictBinding(advisory("FRAME-08", kBindsPlugin), kPluginSide));
+  // FRAME-03's advisory (a killed process's unterminated frame) is uncertainty, not a SHOULD.
+  CHECK_FALSE(strictBinding(advisory("FRAME-03", kBindsPlugin), kPluginSide));
+  // EMIT-06 binds the engine: a plugin reusing a token is an engine stimulus, never a plugin FAIL.
+  CHECK_FALSE(strictBinding(advisory("EMIT-06", kBindsPlugin), kPluginSide));
+  CHECK_FALSE(strictBinding(advisory("QUOTA-05", kBindsPlugin), kPluginSide));
+  // A FAIL or PASS is never touched, and an unknown rule (an ERROR finding) neither.
+  CHECK_FALSE(strictBinding(makeFinding("INIT-10", kBindsPlugin, "m", "e", "a", {}), kPluginSide));
+  CHECK_FALSE(strictBinding(makeFinding("NOPE-01", kBindsPlugin, "m", "e", "a", {}), kPluginSide));
+}
+
+TEST_CASE("EMIT-06 strict mode keeps a case of engine stimuli NON-STRICT and an explicit verdict as set", "[results][strict]") {
+  CaseResult c = newCase("EMIT-06", "t", {"EMIT-06"});
+  c.findings.push_back(advisory("EMIT-06", kBindsPlugin));
+  finalize(c);
+  CHECK(applyStrict(c, kPluginSide) == 0);
+  CHECK(c.verdict == Verdict::NonStrict);
+  CaseResult e = newCase("INIT-17", "t", {"INIT-17"});
+  e.error = "harness broke";
+  e.findings.push_back(makeFinding("INIT-17", kBindsPlugin, "m", "e", "a", {}));
+  finalize(e);
+  applyStrict(e, kPluginSide);
+  CHECK(e.verdict == Verdict::Error);
+}
