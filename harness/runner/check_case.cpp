@@ -2,6 +2,8 @@
 // I/O pump, and the verdict (expectations + monitors). The step interpreter is check_steps.cpp.
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -41,7 +43,30 @@ CaseRunner::CaseRunner(const dsl::Case& c, const Target& t) : case_(c), target_(
 
 CaseRunner::~CaseRunner() {
   for (auto& [id, ch] : chans_) ch->close(false);  // kill and reap, bounded (core/wire)
+  if (!tmp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(tmp_dir_, ec);  // best effort: a leftover temp dir is harmless
+  }
 }
+
+namespace {
+// `config env "NAME=VALUE"`: `{tmp}` in VALUE names the case's private temp directory, made on
+// first use (mkdtemp under $TMPDIR or /tmp) and removed when the case ends.
+Expected<std::string, std::string> expandTmp(std::string value, std::string& tmp_dir) {
+  static const std::string kTmp = "{tmp}";
+  for (auto pos = value.find(kTmp); pos != std::string::npos; pos = value.find(kTmp, pos)) {
+    if (tmp_dir.empty()) {
+      const char* base = std::getenv("TMPDIR");
+      std::string templ = std::string(base && *base ? base : "/tmp") + "/conform-case-XXXXXX";
+      if (!::mkdtemp(templ.data())) return unexpected("cannot create a temporary directory from " + templ);
+      tmp_dir = templ;
+    }
+    value.replace(pos, kTmp.size(), tmp_dir);
+    pos += tmp_dir.size();
+  }
+  return value;
+}
+}  // namespace
 
 bool CaseRunner::configure(std::string& error) {
   cfg_.protocol_version = target_.profile;
@@ -68,9 +93,25 @@ bool CaseRunner::configure(std::string& error) {
     else if (k == "interception_timeout_ms") { if (!ms(p.interception_timeout_ms)) return false; }
     else if (k == "tool_timeout_ms") { if (!ms(p.tool_timeout_ms)) return false; }
     else if (k == "producer_messaging") { p.producer_messaging = v == "true"; cfg_.producer_handler = v == "true"; }
-    else {
+    else if (k == "env") {
+      // LIFE-06: the plugin's environment is exactly the configured variables.
+      auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        error = fmt::format("{}: config env: expected \"NAME=VALUE\", found `{}`", case_.loc.str(), v);
+        return false;
+      }
+      auto value = expandTmp(v.substr(eq + 1), tmp_dir_);
+      if (!value) {
+        error = fmt::format("{}: config env: {}", case_.loc.str(), value.error());
+        return false;
+      }
+      p.env[v.substr(0, eq)] = *value;
+    } else if (k == "needs_tool") {
+      needs_tools_.push_back(v);
+    } else {
       error = fmt::format("{}: unknown config key `{}` (engine_version, startup_timeout_ms, shutdown_grace_ms, "
-                          "interception_timeout_ms, tool_timeout_ms, producer_messaging)", case_.loc.str(), k);
+                          "interception_timeout_ms, tool_timeout_ms, producer_messaging, env, needs_tool)",
+                          case_.loc.str(), k);
       return false;
     }
   }
@@ -268,8 +309,10 @@ std::optional<std::string> CaseRunner::notApplicable() const {
     std::string what;
     switch (n.kind) {
       case dsl::Need::Kind::Tool:
-        has = !st->tools.empty();
-        what = "a tool";
+        // `needs tool` is any tool; `needs tool NAME` that very tool (the SDK fixture's tools).
+        has = n.name.empty() ? !st->tools.empty()
+                             : std::find(st->tools.begin(), st->tools.end(), n.name) != st->tools.end();
+        what = n.name.empty() ? "a tool" : "the tool " + n.name;
         break;
       case dsl::Need::Kind::Hook:
         has = std::find(cap.intercept.begin(), cap.intercept.end(), n.name) != cap.intercept.end();
@@ -291,6 +334,9 @@ std::optional<std::string> CaseRunner::notApplicable() const {
     if (!has && !n.negated) return fmt::format("the handshake does not declare {}", what);
     if (has && n.negated) return fmt::format("the handshake declares {} (the case needs its absence)", what);
   }
+  for (const std::string& tool : needs_tools_)
+    if (std::find(st->tools.begin(), st->tools.end(), tool) == st->tools.end())
+      return fmt::format("the handshake does not declare the tool {}", tool);
   return std::nullopt;
 }
 
@@ -328,6 +374,7 @@ CaseRun CaseRunner::run() {
   if (err.empty() && configure(err)) {
     eng_ = std::make_unique<engine::Engine>(cfg_, *this, clk_);
     runtime_ = std::make_unique<engine::Runtime>(*eng_);  // installs the engine's tool hook gate
+    if (cfg_.producer_handler) producers_ = std::make_unique<engine::ProducerService>(*eng_, std::nullopt);
     eng_->setObserver(this);
     eng_->start();
     const std::string& name = cfg_.plugins[0].name;
@@ -467,7 +514,7 @@ Peer::Outcome CaseRunner::drive(const std::string& action, const std::vector<std
     return args[i];
   };
   const std::string& name = cfg_.plugins[0].name;
-  if (action == "session.create") return Outcome::ok(eng_->createSession());
+  if (action == "session.create") return Outcome::ok(producers_ ? producers_->createSession() : eng_->createSession());
   if (action == "event") {
     auto session = arg(0);
     auto cls = arg(1);

@@ -25,6 +25,7 @@
 #include "harness/dsl/plan.h"
 #include "harness/runner/check_case.h"
 #include "mock_engine/engine.h"
+#include "mock_engine/producer.h"
 #include "mock_engine/runtime.h"
 
 namespace conform::runner::detail {
@@ -216,6 +217,13 @@ class CaseRunner final : public engine::Host, public engine::Observer, public Pe
   // fire the hooks the plugin intercepts as a real engine would. Declared after eng_ so it is
   // destroyed first (it holds a reference to the engine).
   std::unique_ptr<engine::Runtime> runtime_;
+  // Producer messaging and recovery (PROTOCOL §14/§15) when the case configures
+  // `producer_messaging true`: the engine's real handler, in memory (no journal), so producer
+  // requests get real answers (a registration, a receipt, deduplication by key) instead of -32040.
+  // Kept across `fault restart`: it models an engine whose acceptances are durable (PROD-17/18), so
+  // a retry after a reconnect meets its idempotency record. Declared after eng_ (it unhooks itself
+  // from the engine when destroyed).
+  std::unique_ptr<engine::ProducerService> producers_;
   std::map<engine::ConnId, std::unique_ptr<wire::Channel>> chans_;
   std::map<engine::ConnId, bool> exit_reported_;
   // Kills the engine asked for, deferred until this instant (see kill()).
@@ -225,6 +233,12 @@ class CaseRunner final : public engine::Host, public engine::Observer, public Pe
   bool drop_next_reply_ = false;
   bool stdin_closed_ = false;
   std::string rule_;   // the case's rule
+  // `config needs_tool NAME` (and `needs tool NAME`): tools the handshake must declare, else the
+  // case is NOT-APPLICABLE (the SDK fixture's tools, mock_plugin/fixture.h).
+  std::vector<std::string> needs_tools_;
+  // `{tmp}` in a `config env` value: a private directory made for this case and removed after it
+  // (plugin-side state that must outlive a process, e.g. the fixture's outbox across `fault restart`).
+  std::string tmp_dir_;
 };
 
 // Shared helpers of both runners (check_case.cpp).

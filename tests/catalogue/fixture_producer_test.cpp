@@ -1,0 +1,159 @@
+// tests/catalogue/fixture_producer — the producer/recovery cases of the SDK fixture
+// (scenarios/plugin/sdk/fixture_producer.scn, docs/sdk-fixture-producer.md) run end to end through
+// the `conform` executable:
+//   (1) against `conform-plugin --fixture sdk` every one of them passes (exit 0, no FAIL, no ERROR,
+//       nothing NOT-APPLICABLE or UNTESTED);
+//   (2) against the reference plugin WITHOUT the fixture they are NOT-APPLICABLE, never FAIL (the
+//       fixture is a contract a plugin opts into);
+//   (3) every producer fixture fault (mock_plugin/fixture_producer.cpp) makes
+//       `conform check --only RULE -- conform-plugin --fixture sdk --fault NAME` exit 1 with a FAIL
+//       on its rule; "producer fixture kill rate: N/M" is printed.
+// Processes run under coreutils `timeout`, two at a time (the machine is shared), each with --only
+// so one run is one short case.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <future>
+#include <map>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace {
+
+const std::string kConform = std::string(CONFORM_BIN_DIR) + "/conform";
+const std::string kPlugin = std::string(CONFORM_BIN_DIR) + "/conform-plugin";
+
+// The cases of fixture_producer.scn (each id is its rule).
+const std::vector<std::string> kCases = {"SDK-09", "SDK-10", "SDK-12", "SDK-13", "SDK-14",  "SDK-15", "SDK-16",
+                                         "SDK-19", "SDK-20", "SDK-23", "PROD-21", "PROD-25", "RPC-18"};
+
+// The producer fixture faults and the rule each breaks (producerFixtureFaults(); the table is
+// repeated here so a renamed or dropped fault fails this test instead of silently shrinking it).
+const std::map<std::string, std::string> kFaults = {
+    {"producer_handle_one_shot", "SDK-09"},
+    {"producer_steer_shortcut_queues", "SDK-10"},
+    {"producer_unregister_consumes_handle", "SDK-12"},
+    {"producer_discard_needs_registration", "SDK-13"},
+    {"recovery_error_reported_ready", "SDK-14"},
+    {"recovery_reader_blocked", "SDK-15"},
+    {"recovery_missing_callback_hangs", "SDK-16"},
+    {"producer_pending_bound_64", "SDK-19"},
+    {"producer_overflow_written", "SDK-20"},
+    {"producer_disconnect_as_rejection", "SDK-23"},
+    {"producer_retry_new_key", "PROD-21"},
+    {"producer_drop_unregisters", "PROD-25"},
+};
+
+struct Ran {
+  int status = -1;
+  std::string out;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Ran run(const std::vector<std::string>& argv, int deadline_s) {
+  std::string cmd = "timeout -k 5 " + std::to_string(deadline_s);
+  for (const auto& a : argv) cmd += " " + quote(a);
+  cmd += " 2>&1";
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  if (st != -1 && WIFEXITED(st)) r.status = WEXITSTATUS(st);
+  return r;
+}
+
+bool reports(const std::string& out, const std::string& verdict, const std::string& rule) {
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);)
+    if (l.find("[" + verdict + "] " + rule + " ") != std::string::npos) return true;
+  return false;
+}
+
+std::vector<std::string> checkArgs(const std::vector<std::string>& rules) {
+  std::vector<std::string> a = {kConform, "check", "--jobs", "2"};
+  for (const auto& r : rules) {
+    a.push_back("--only");
+    a.push_back(r);
+  }
+  a.push_back("--report-dir");
+  a.push_back("");
+  a.push_back("--");
+  a.push_back(kPlugin);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("the producer fixture cases pass against conform-plugin --fixture sdk", "[catalogue][fixture]") {
+  auto argv = checkArgs(kCases);
+  argv.push_back("--fixture");
+  argv.push_back("sdk");
+  Ran r = run(argv, 120);
+  INFO(r.out);
+  CHECK(r.status == 0);
+  for (const auto& c : kCases) {
+    INFO(c);
+    CHECK(reports(r.out, "PASS", c));
+  }
+  CHECK(r.out.find("[FAIL]") == std::string::npos);
+  CHECK(r.out.find("[ERROR]") == std::string::npos);
+  CHECK(r.out.find("[UNTESTED]") == std::string::npos);
+}
+
+TEST_CASE("the producer fixture cases are NOT-APPLICABLE to a plugin without the fixture", "[catalogue][fixture]") {
+  Ran r = run(checkArgs(kCases), 60);
+  INFO(r.out);
+  CHECK(r.status == 0);
+  for (const auto& c : kCases) {
+    INFO(c);
+    CHECK(reports(r.out, "NOT-APPLICABLE", c));
+  }
+  CHECK(r.out.find("[FAIL]") == std::string::npos);
+  CHECK(r.out.find("[ERROR]") == std::string::npos);
+}
+
+TEST_CASE("every producer fixture fault is caught by the case for its rule", "[catalogue][fixture]") {
+  // The plugin lists its fixture faults after the gallery's (--list-faults); every one of the table
+  // above must be listed, and every listed producer fault must be in the table.
+  Ran listed = run({kPlugin, "--fixture", "sdk", "--list-faults"}, 10);
+  for (const auto& [name, rule] : kFaults) {
+    INFO(name << " is not listed by --list-faults:\n" << listed.out);
+    CHECK(listed.out.find(name) != std::string::npos);
+  }
+  std::vector<std::pair<std::string, std::string>> all(kFaults.begin(), kFaults.end());
+  std::map<std::string, Ran> results;
+  for (std::size_t i = 0; i < all.size(); i += 2) {
+    std::vector<std::future<Ran>> batch;
+    for (std::size_t j = i; j < all.size() && j < i + 2; ++j) {
+      const auto f = all[j];
+      batch.push_back(std::async(std::launch::async, [f] {
+        auto argv = checkArgs({f.second});
+        for (const char* a : {"--fixture", "sdk", "--fault"}) argv.push_back(a);
+        argv.push_back(f.first);
+        return run(argv, 60);
+      }));
+    }
+    for (std::size_t j = 0; j < batch.size(); ++j) results[all[i + j].first] = batch[j].get();
+  }
+  std::size_t caught = 0;
+  std::string missed;
+  for (const auto& [name, rule] : all) {
+    const Ran& r = results[name];
+    const bool ok = r.status == 1 && reports(r.out, "FAIL", rule);
+    if (ok) ++caught;
+    else missed += "\n  missed: " + name + " (" + rule + ", exit " + std::to_string(r.status) + ")";
+    INFO(name << " → " << rule << ":\n" << r.out);
+    CHECK(ok);
+  }
+  WARN("producer fixture kill rate: " << caught << "/" << all.size() << missed);
+}
