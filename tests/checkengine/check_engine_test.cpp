@@ -138,6 +138,113 @@ TEST_CASE("a handshake the engine refuses makes an ordinary case UNTESTED", "[ch
   CHECK(r.result.verdict == Verdict::Untested);
 }
 
+// Several probes (docs/check-engine.md "Several plugins"): `on NAME` really addresses the other
+// probe — the same script passes when each step talks to the probe the engine asks, and FAILs
+// when the order it expects is not the engine's (the registration order, HOOK-04).
+TEST_CASE("HOOK-04 a further probe: steps addressed with `on NAME`, order proven both ways", "[checkengine][plugins]") {
+  const std::string head = R"(case HOOK-04 "x"
+  role plugin
+  plugin zeta first
+  on zeta handshake intercept=user_before_input
+  handshake intercept=user_before_input
+  drive session.create as $s
+  drive call run.start {"session_id": $s, "input": "hello"} as $r
+)";
+  SECTION("zeta (listed first) is asked first: PASS") {
+    auto r = runOne(head + R"(  on zeta expect request plugin/intercept/user_before_input {"text": "hello"} as $z
+  expect no request plugin/intercept/user_before_input within 200ms
+  on zeta send response $z {"action": "transform", "new_text": "from zeta"}
+  expect request plugin/intercept/user_before_input {"text": "from zeta"} as $h
+  send response $h {"action": "allow"}
+  drive check run.status {"params": {"run_id": $r.run_id}, "expect": {"state": "completed", "input": "from zeta"}}
+  drive check hooks.trace {"params": {}, "in_order": {"calls": [{"plugin": "zeta"}, {"plugin": "conform-probe"}]}}
+)");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Pass);
+    // The configuration names both, zeta first (what a third-party adapter reads: one more entry
+    // under `plugins`, nothing else new).
+    CHECK(r.trace.find(R"(\"plugins\":{\"zeta\":{\"command\":)") != std::string::npos);
+    CHECK(r.trace.find(R"(probe-1.sock\"]},\"conform-probe\":{)") != std::string::npos);
+    // The trace holds conform-probe's frames; zeta's are notes.
+    CHECK(r.trace.find("engine → zeta: ") != std::string::npos);
+    CHECK(r.trace.find("zeta → engine: ") != std::string::npos);
+  }
+  SECTION("expecting conform-probe first: FAIL on HOOK-04") {
+    auto r = runOne(head + R"(  expect request plugin/intercept/user_before_input as $h within 300ms
+)");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Fail);
+    REQUIRE(!r.result.findings.empty());
+    CHECK(r.result.findings.front().rule_id == "HOOK-04");
+  }
+  SECTION("in_order of the hook trace the other way round: FAIL") {
+    auto r = runOne(head + R"(  on zeta expect request plugin/intercept/user_before_input as $z
+  on zeta send response $z {"action": "allow"}
+  expect request plugin/intercept/user_before_input as $h
+  send response $h {"action": "allow"}
+  drive check hooks.trace {"params": {}, "in_order": {"calls": [{"plugin": "conform-probe"}, {"plugin": "zeta"}]}}
+)");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Fail);
+    REQUIRE(!r.result.findings.empty());
+    CHECK(r.result.findings.front().message.find("no element matches pattern #2") != std::string::npos);
+  }
+  SECTION("`none` naming a call that happened: FAIL") {
+    auto r = runOne(head + R"(  on zeta expect request plugin/intercept/user_before_input as $z
+  on zeta send response $z {"action": "allow"}
+  drive check hooks.trace {"params": {}, "none": {"calls": [{"plugin": "zeta"}]}}
+)");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Fail);
+  }
+}
+
+TEST_CASE("a further probe's harness problems are ERROR, a refused handshake UNTESTED", "[checkengine][plugins]") {
+  SECTION("an engine-wide config key under `on NAME config`") {
+    auto r = runOne("case HOOK-04 \"x\"\n  role plugin\n  plugin two\n  on two config permissions deny\n  drive ping\n");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Error);
+    CHECK(r.result.error.find("engine-wide") != std::string::npos);
+  }
+  SECTION("an unknown handshake key of the further probe") {
+    auto r = runOne("case HOOK-04 \"x\"\n  role plugin\n  plugin two\n  on two handshake colour=blue\n  drive ping\n");
+    CHECK(r.result.verdict == Verdict::Error);
+  }
+  SECTION("the further probe reports another name: the engine fails it (INIT-13), the case is UNTESTED") {
+    auto r = runOne("case HOOK-04 \"x\"\n  role plugin\n  plugin two\n  on two handshake name=Someone-else\n  drive ping\n");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Untested);
+    CHECK(r.result.skip_reason.find("`two`") != std::string::npos);
+  }
+}
+
+// drive send / drive reply: a driver request whose reply waits for a hook chain the steps answer.
+TEST_CASE("HOOK-34 drive send and drive reply: the reply is judged against its pattern", "[checkengine]") {
+  const std::string head = R"(case HOOK-34 "x"
+  role plugin
+  handshake intercept=session_before_compact
+  drive session.create as $s
+  drive send compact {"session_id": $s} as $p
+  expect request plugin/intercept/session_before_compact as $h
+  send response $h {"cancel": true, "reason": "no"}
+)";
+  SECTION("matching reply: PASS") {
+    auto r = runOne(head + "  drive reply $p {\"status\": \"cancelled\", \"reason\": \"no\"} as $x\n");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Pass);
+  }
+  SECTION("a reply that does not match: FAIL") {
+    auto r = runOne(head + "  drive reply $p {\"status\": \"compacted\"}\n");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Fail);
+  }
+  SECTION("reply to something never sent: ERROR") {
+    auto r = runOne(head + "  drive reply $s\n");
+    INFO(describe(r.result));
+    CHECK(r.result.verdict == Verdict::Error);
+  }
+}
+
 // Every engine fault of `conform-engine --list-faults`, with the case (rule) that must catch it and
 // the verdict that catching it gives: FAIL on a MUST rule; on an implementation-defined (I) rule a
 // case can only report NON-STRICT (a conforming engine may differ there), so that row expects
