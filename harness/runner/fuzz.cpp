@@ -43,15 +43,8 @@ constexpr int kShutdownOneIn = 400;
 // Minimisation candidates: the last batch, then the last few, then the whole session.
 constexpr std::size_t kTailBatches = 8;
 
-struct Found {
-  Problem problem;
-  double found_after_s = 0;
-  std::string dir;                // out/finding-N
-  std::size_t steps_before = 0, steps_after = 0, trials = 0;
-  bool reproduced = false;        // a fresh process showed it again
-  std::optional<bool> replay_ok;  // `conform replay` of the reproducer: no divergence
-  std::string reproducer;         // path
-};
+using fuzz::Found;
+using fuzz::writeFile;
 
 bool sameProblem(const Problem& want, const Problem& got) {
   if (want.kind != got.kind) return false;
@@ -59,12 +52,6 @@ bool sameProblem(const Problem& want, const Problem& got) {
   for (const auto& f : got.findings)
     if (f.rule_id == want.rule) return true;
   return false;
-}
-
-bool writeFile(const std::string& path, std::string_view text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(text.data(), static_cast<std::streamsize>(text.size()));
-  return static_cast<bool>(f);
 }
 
 std::string stepsText(const std::vector<FuzzStep>& steps) {
@@ -280,45 +267,17 @@ class Fuzzer {
   }
 
   bool writeOutputs(double secs) {
-    rapidjson::StringBuffer sb;
-    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(sb);
-    w.SetIndent(' ', 2);
-    auto str = [&](std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
     const auto& st = target_.stats();
-    w.StartObject();
-    w.Key("command"); w.StartArray(); for (const auto& c : opt_.command) str(c); w.EndArray();
-    w.Key("profile"); str(profile_.version());
-    w.Key("seed"); w.Uint64(seed_);
-    w.Key("seconds"); w.Double(secs);
-    w.Key("batches"); w.Uint64(batches_);
-    w.Key("frames_sent"); w.Uint64(st.frames_sent);
-    w.Key("frames_received"); w.Uint64(st.frames_received);
-    w.Key("sessions"); w.Uint64(st.sessions);
-    w.Key("messages_per_second"); w.Double(secs > 0 ? static_cast<double>(st.frames_sent) / secs : 0.0);
-    w.Key("findings");
-    w.StartArray();
-    for (const Found& f : found_) {
-      w.StartObject();
-      w.Key("kind"); str(fuzz::toString(f.problem.kind));
-      w.Key("rule"); str(f.problem.rule);
-      w.Key("message"); str(f.problem.message);
-      w.Key("found_after_s"); w.Double(f.found_after_s);
-      w.Key("dir"); str(f.dir);
-      w.Key("reproducer"); str(f.reproducer);
-      w.Key("steps_before"); w.Uint64(f.steps_before);
-      w.Key("steps_after"); w.Uint64(f.steps_after);
-      w.Key("trials"); w.Uint64(f.trials);
-      w.Key("reproduced"); w.Bool(f.reproduced);
-      w.Key("replay_reproduces");
-      if (f.replay_ok) w.Bool(*f.replay_ok); else w.Null();
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-    if (!writeFile(opt_.out + "/summary.json", std::string(sb.GetString()) + "\n")) {
-      err_ << fmt::format("conform fuzz: cannot write {}/summary.json\n", opt_.out);
-      return false;
-    }
+    fuzz::CampaignFigures fig;
+    fig.command = opt_.command;
+    fig.profile = std::string(profile_.version());
+    fig.seed = seed_;
+    fig.seconds = secs;
+    fig.batches = batches_;
+    fig.frames_sent = st.frames_sent;
+    fig.frames_received = st.frames_received;
+    fig.sessions = st.sessions;
+    if (!fuzz::writeSummary(opt_.out, fig, found_, err_)) return false;
     const auto run = results(secs);
     struct { const char* name; const char* format; } files[] = {
         {"fuzz.json", "json"}, {"fuzz.junit.xml", "junit"}, {"fuzz.sarif", "sarif"}, {"fuzz.md", "markdown"}};
@@ -378,3 +337,59 @@ int runFuzz(const FuzzOptions& opt, std::ostream& out, std::ostream& err) {
 }
 
 }  // namespace conform::runner
+
+namespace conform::runner::fuzz {
+
+bool writeFile(const std::string& path, std::string_view text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+  return static_cast<bool>(f);
+}
+
+bool writeSummary(const std::string& out_dir, const CampaignFigures& fig, const std::vector<Found>& found,
+                  std::ostream& err) {
+  rapidjson::StringBuffer sb;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(sb);
+  w.SetIndent(' ', 2);
+  auto str = [&](std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  w.StartObject();
+  w.Key("command"); w.StartArray(); for (const auto& c : fig.command) str(c); w.EndArray();
+  if (!fig.role.empty()) { w.Key("role"); str(fig.role); }
+  w.Key("profile"); str(fig.profile);
+  w.Key("seed"); w.Uint64(fig.seed);
+  w.Key("seconds"); w.Double(fig.seconds);
+  w.Key("batches"); w.Uint64(fig.batches);
+  w.Key("frames_sent"); w.Uint64(fig.frames_sent);
+  w.Key("frames_received"); w.Uint64(fig.frames_received);
+  w.Key("sessions"); w.Uint64(fig.sessions);
+  w.Key("messages_per_second"); w.Double(fig.seconds > 0 ? static_cast<double>(fig.frames_sent) / fig.seconds : 0.0);
+  w.Key("findings");
+  w.StartArray();
+  for (const Found& f : found) {
+    w.StartObject();
+    w.Key("kind"); str(toString(f.problem.kind));
+    w.Key("rule"); str(f.problem.rule);
+    w.Key("message"); str(f.problem.message);
+    w.Key("found_after_s"); w.Double(f.found_after_s);
+    w.Key("dir"); str(f.dir);
+    w.Key("reproducer"); str(f.reproducer);
+    w.Key("steps_before"); w.Uint64(f.steps_before);
+    w.Key("steps_after"); w.Uint64(f.steps_after);
+    w.Key("trials"); w.Uint64(f.trials);
+    w.Key("reproduced"); w.Bool(f.reproduced);
+    if (fig.role.empty() || f.replay_ok) {  // role plugin does not replay its reproducer
+      w.Key("replay_reproduces");
+      if (f.replay_ok) w.Bool(*f.replay_ok); else w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  if (!writeFile(out_dir + "/summary.json", std::string(sb.GetString()) + "\n")) {
+    err << fmt::format("conform fuzz: cannot write {}/summary.json\n", out_dir);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace conform::runner::fuzz

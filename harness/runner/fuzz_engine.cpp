@@ -775,12 +775,6 @@ Trial runEngineTrial(const FuzzOptions& o, const protocol::Profile& p, const std
   return tr;
 }
 
-bool writeFile(const std::string& path, std::string_view text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(text.data(), static_cast<std::streamsize>(text.size()));
-  return static_cast<bool>(f);
-}
-
 std::string stepsText(const std::vector<EngineStep>& steps) {
   std::string out;
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -790,14 +784,6 @@ std::string stepsText(const std::vector<EngineStep>& steps) {
   }
   return out;
 }
-
-struct Found {
-  Problem problem;
-  double found_after_s = 0;
-  std::string dir, reproducer;
-  std::size_t steps_before = 0, steps_after = 0, trials = 0;
-  bool reproduced = false;
-};
 
 }  // namespace
 }  // namespace fuzz
@@ -914,43 +900,17 @@ int runFuzzEngine(const FuzzOptions& opt, const protocol::Profile& profile, std:
   out << fmt::format("conform fuzz: {} batch(es), {} frame(s) sent, {} received, {} engine session(s) in {:.1f} s ({:.0f} msgs/s); {} finding(s)\n",
                      batches, frames_sent, frames_received, sessions, secs, secs > 0 ? frames_sent / secs : 0.0, found.size());
 
-  rapidjson::StringBuffer sb;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(sb);
-  w.SetIndent(' ', 2);
-  auto str = [&](std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
-  w.StartObject();
-  w.Key("command"); w.StartArray(); for (const auto& c : opt.command) str(c); w.EndArray();
-  w.Key("role"); str("plugin");
-  w.Key("profile"); str(profile.version());
-  w.Key("seed"); w.Uint64(seed);
-  w.Key("seconds"); w.Double(secs);
-  w.Key("batches"); w.Uint64(batches);
-  w.Key("frames_sent"); w.Uint64(frames_sent);
-  w.Key("frames_received"); w.Uint64(frames_received);
-  w.Key("sessions"); w.Uint64(sessions);
-  w.Key("messages_per_second"); w.Double(secs > 0 ? static_cast<double>(frames_sent) / secs : 0.0);
-  w.Key("findings");
-  w.StartArray();
-  for (const Found& f : found) {
-    w.StartObject();
-    w.Key("kind"); str(toString(f.problem.kind));
-    w.Key("rule"); str(f.problem.rule);
-    w.Key("message"); str(f.problem.message);
-    w.Key("found_after_s"); w.Double(f.found_after_s);
-    w.Key("dir"); str(f.dir);
-    w.Key("reproducer"); str(f.reproducer);
-    w.Key("steps_before"); w.Uint64(f.steps_before);
-    w.Key("steps_after"); w.Uint64(f.steps_after);
-    w.Key("trials"); w.Uint64(f.trials);
-    w.Key("reproduced"); w.Bool(f.reproduced);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  if (!writeFile(opt.out + "/summary.json", std::string(sb.GetString()) + "\n")) {
-    err << fmt::format("conform fuzz: cannot write {}/summary.json\n", opt.out);
-    return kExitHarness;
-  }
+  fuzz::CampaignFigures fig;
+  fig.command = opt.command;
+  fig.role = "plugin";
+  fig.profile = std::string(profile.version());
+  fig.seed = seed;
+  fig.seconds = secs;
+  fig.batches = batches;
+  fig.frames_sent = frames_sent;
+  fig.frames_received = frames_received;
+  fig.sessions = sessions;
+  if (!fuzz::writeSummary(opt.out, fig, found, err)) return kExitHarness;
   return found.empty() ? kExitPass : kExitFindings;
 }
 

@@ -116,6 +116,34 @@ struct Problem {
 };
 const char* toString(Problem::Kind);
 
+// One finding of a campaign (either role): what was found, where its files are, and how the
+// reproducer behaved. Both roles write it into summary.json the same way (writeSummary).
+struct Found {
+  Problem problem;
+  double found_after_s = 0;
+  std::string dir;                // out/finding-N
+  std::string reproducer;         // path
+  std::size_t steps_before = 0, steps_after = 0, trials = 0;
+  bool reproduced = false;        // a fresh process showed it again
+  std::optional<bool> replay_ok;  // `conform replay` of the reproducer: no divergence (role engine)
+};
+
+// The campaign figures summary.json starts with.
+struct CampaignFigures {
+  std::vector<std::string> command;
+  std::string role;  // "" (role engine: the key is left out, as it always was) or "plugin"
+  std::string profile;
+  std::uint64_t seed = 0, batches = 0, frames_sent = 0, frames_received = 0, sessions = 0;
+  double seconds = 0;
+};
+
+// Writes `text` to `path` (truncating); false when it cannot.
+bool writeFile(const std::string& path, std::string_view text);
+// <out>/summary.json: the figures, then one object per finding (docs/fuzzing.md). On failure says
+// so on `err` and returns false.
+bool writeSummary(const std::string& out_dir, const CampaignFigures& fig, const std::vector<Found>& found,
+                  std::ostream& err);
+
 // Outcome of running steps on a live process.
 struct RunStats {
   std::uint64_t frames_sent = 0, frames_received = 0, sessions = 0, bytes_sent = 0;

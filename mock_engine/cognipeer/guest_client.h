@@ -16,6 +16,7 @@
 #include "core/util/expected.h"
 #include "core/wire/channel.h"
 #include "mock_engine/cognipeer/host.h"
+#include "mock_engine/guest_process.h"
 
 namespace conform::cognipeer {
 
@@ -40,44 +41,32 @@ struct ConsoleLine {
 
 class GuestClient final : public Guest {
  public:
-  // Observers of the raw traffic (the harness traces it and feeds the DSL inbox).
-  struct Tap {
-    std::function<void(std::string_view bytes)> out;            // bytes written to the runner
-    std::function<void(const wire::ChannelEvent&)> in;          // every channel event
-  };
-  GuestClient(wire::Reactor& r, Tap tap) : reactor_(r), tap_(std::move(tap)) {}
+  using Tap = guest::Tap;
+  GuestClient(wire::Reactor& r, Tap tap);
   ~GuestClient() override;
 
   // Spawns `node <dir>/runner.mjs` (cwd: the plugin's folder, so its own node_modules resolve).
-  Expected<Ok, std::string> start(const std::string& runner_dir, const std::string& cwd);
+  Expected<Ok, std::string> start(const std::string& runner_dir, const std::string& cwd) { return proc_.start(runner_dir, cwd); }
   // `load {path}` -> the runner's result ({plugins, export_kind, load_ms}) or a readable error.
   Expected<json::Document, std::string> load(const std::string& path);
   std::vector<InvokeResult> invokeAll(std::vector<InvokeRequest> batch) override;
   // `shutdown` then wait for the exit; kills on the deadline. Idempotent.
-  void shutdown();
+  void shutdown() { proc_.shutdown(kShutdownDeadline); }
 
   // Writes bytes as they are (DSL `send`), traced through the tap.
-  void sendRaw(std::string_view bytes);
+  void sendRaw(std::string_view bytes) { proc_.sendRaw(bytes); }
   // Runs I/O until pred() holds or the deadline; returns pred().
-  bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred);
-  wire::Channel* channel() { return ch_.get(); }
+  bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred) { return proc_.pumpUntil(deadline, pred); }
+  wire::Channel* channel() { return proc_.channel(); }
   const std::vector<ConsoleLine>& console() const { return console_; }
   std::uint64_t invokes() const { return invokes_; }
 
  private:
-  std::int64_t request(std::string_view method, const json::Value& params);
-  void dispatch();
-  Expected<json::Document, std::string> await(std::int64_t id, std::chrono::milliseconds d);
+  void onFrame(json::Document& d);
 
-  wire::Reactor& reactor_;
-  Tap tap_;
-  std::unique_ptr<wire::Channel> ch_;
-  std::int64_t next_id_ = 1;
-  // id -> the response frame (its result or error member kept whole)
-  std::map<std::int64_t, json::Document> replies_;
   std::vector<ConsoleLine> console_;
-  std::string ended_;  // non-empty once the runner's stdout ended / it exited
   std::uint64_t invokes_ = 0;
+  guest::GuestProcess proc_;  // last: its callback uses the members above
 };
 
 }  // namespace conform::cognipeer

@@ -16,6 +16,7 @@
 #include "core/json/json.h"
 #include "core/util/expected.h"
 #include "core/wire/channel.h"
+#include "mock_engine/guest_process.h"
 
 namespace conform::nanopi {
 
@@ -36,52 +37,41 @@ class GuestClient {
  public:
   // Answers one import (name, args): the in-band string, or nullopt for void (host-log).
   using ImportHandler = std::function<std::optional<std::string>(const std::string&, const std::vector<std::string>&)>;
-  // Observers of the raw traffic (the harness traces it and feeds the DSL inbox).
-  struct Tap {
-    std::function<void(std::string_view bytes)> out;    // bytes written to the runner
-    std::function<void(const wire::ChannelEvent&)> in;  // every channel event
-  };
-  GuestClient(wire::Reactor& r, ImportHandler h, Tap tap = {}) : reactor_(r), handler_(std::move(h)), tap_(std::move(tap)) {}
-  ~GuestClient();
+  using Tap = guest::Tap;
+  GuestClient(wire::Reactor& r, ImportHandler h, Tap tap = {});
   GuestClient(const GuestClient&) = delete;
   GuestClient& operator=(const GuestClient&) = delete;
 
   // Spawns `node <dir>/runner.mjs`. `node` is looked up on PATH.
-  Expected<Ok, std::string> start(const std::string& runner_dir);
+  Expected<Ok, std::string> start(const std::string& runner_dir) { return proc_.start(runner_dir); }
   // Kills the runner (bounded reap) and spawns a fresh one; replies of the old process are dropped.
-  Expected<Ok, std::string> restart(const std::string& runner_dir);
+  Expected<Ok, std::string> restart(const std::string& runner_dir) { return proc_.restart(runner_dir); }
   // Sends a request; returns its id.
-  std::int64_t request(std::string_view method, const json::Value& params);
+  std::int64_t request(std::string_view method, const json::Value& params) { return proc_.request(method, params); }
   // The reply frame of `id` once it arrived (taken out), else nullopt.
-  std::optional<json::Document> takeReply(std::int64_t id);
+  std::optional<json::Document> takeReply(std::int64_t id) { return proc_.takeReply(id); }
   // Waits for the reply of `id` until the deadline; its `result`, or a readable error
-  // ("-32012 load failed [compile]: …", "no answer within …", "the runner exited: …").
+  // ("-32012 load failed [compile]: …", "the runner did not answer …", "… the runner exited: …").
   Expected<json::Document, std::string> await(std::int64_t id, std::chrono::milliseconds d);
   // `shutdown`, then wait for the exit; kills on the deadline. Idempotent.
-  void shutdown();
+  void shutdown() { proc_.shutdown(kShutdownDeadline); }
   // Writes bytes as they are (DSL `send`), traced through the tap.
-  void sendRaw(std::string_view bytes);
+  void sendRaw(std::string_view bytes) { proc_.sendRaw(bytes); }
   // Runs I/O until pred() holds or the deadline; returns pred().
-  bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred);
-  bool ended() const { return !ended_.empty(); }
-  const std::string& endReason() const { return ended_; }
+  bool pumpUntil(wire::SteadyTime deadline, const std::function<bool()>& pred) { return proc_.pumpUntil(deadline, pred); }
+  bool ended() const { return proc_.ended(); }
+  const std::string& endReason() const { return proc_.endReason(); }
   const std::vector<std::string>& console() const { return console_; }
 
   // Error of a reply frame as text (nullopt when it has a result).
   static std::optional<std::string> replyError(const json::Value& frame);
 
  private:
-  void dispatch();
-  void onFrame(const std::string& bytes);
+  void onFrame(json::Document& d);
 
-  wire::Reactor& reactor_;
   ImportHandler handler_;
-  Tap tap_;
-  std::unique_ptr<wire::Channel> ch_;
-  std::int64_t next_id_ = 1;
-  std::map<std::int64_t, json::Document> replies_;
   std::vector<std::string> console_;
-  std::string ended_;
+  guest::GuestProcess proc_;  // last: its callback uses the members above
 };
 
 }  // namespace conform::nanopi
