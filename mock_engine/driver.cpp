@@ -128,6 +128,7 @@ Driver::Driver(Engine& engine, clock::VirtualClock* vclock, std::function<void(s
     : engine_(engine), vclock_(vclock), send_(std::move(send)) {
   openProducers();
   runtime_ = std::make_unique<Runtime>(engine_);  // engine4: installs the tool hook gate
+  runtime_->setProducers(producers_.get());       // PROD-43: runs consume producer messages
   engine_.setToolCallDone([this](const ToolCallStatus& c) {
     auto it = waiting_calls_.find(c.invocation_id);
     if (it == waiting_calls_.end()) return;
@@ -165,9 +166,11 @@ void Driver::finishRestart() {
   // survives (accepted messages and their idempotency records, PROD-17/18/20), and registrations
   // bound to the old epochs are gone with them (PROD-04). The old service is destroyed first so
   // its journal segment is closed before the directory is opened again.
+  runtime_->setProducers(nullptr);
   producers_.reset();
   startup_error_.clear();
   openProducers();
+  runtime_->setProducers(producers_.get());
   if (!startup_error_.empty()) {
     // The plugins stay down: without the journal no producer promise could be kept.
     engine_.shutdown();
@@ -313,6 +316,36 @@ void Driver::onFrame(std::string_view frame) {
     engine_.setSessionPermissions(sparam("session_id"), std::move(rules));
     return reply(id, "{}");
   }
+  if (m == "session.set_skill") {
+    // TOOL-25: `allowed_tools` = the skill's allowed-tools entries; null or absent = no skill.
+    std::optional<std::vector<std::string>> allowed;
+    const json::Value* av = json::member(p, "allowed_tools");
+    if (av && !av->IsNull()) {
+      if (!av->IsArray()) return error(id, kInvalidParams, "params.allowed_tools must be an array of strings or null");
+      allowed.emplace();
+      for (auto& e : av->GetArray()) {
+        if (!e.IsString()) return error(id, kInvalidParams, "params.allowed_tools must be an array of strings or null");
+        allowed->emplace_back(e.GetString(), e.GetStringLength());
+      }
+    }
+    auto r = engine_.setSessionSkill(sparam("session_id"), std::move(allowed));
+    return r ? reply(id, "{}") : error(id, kInvalidParams, r.error());
+  }
+  if (m == "daemon.subscribe") {
+    auto r = engine_.subscribeDaemon(sparam("session_id"));
+    return r ? reply(id, R"({"client_id":)" + std::to_string(*r) + "}") : error(id, kInvalidParams, r.error());
+  }
+  if (m == "daemon.read" || m == "daemon.unsubscribe") {
+    const json::Value* cv = json::member(p, "client_id");
+    if (!cv || !cv->IsUint64()) return error(id, kInvalidParams, "params.client_id must be a client id");
+    auto inbox = engine_.readDaemon(cv->GetUint64());
+    if (!inbox) return error(id, kInvalidParams, "unknown client_id");
+    if (m == "daemon.unsubscribe") engine_.unsubscribeDaemon(cv->GetUint64());
+    std::string out = R"({"session_id":)" + quoteJson(inbox->session) + R"(,"notifications":[)";
+    for (std::size_t i = 0; i < inbox->notifications.size(); ++i)
+      out += (i ? "," : "") + inbox->notifications[i];
+    return reply(id, out + R"(],"dropped":)" + std::to_string(inbox->dropped) + "}");
+  }
   if (m == "event.produce") {
     std::string cls = sparam("class");
     RecordClass rc = cls == "chunk" ? RecordClass::Chunk
@@ -441,6 +474,16 @@ void Driver::onFrame(std::string_view frame) {
     if (!run) return error(id, kInvalidParams, run.error());
     if (!wait) return reply(id, runJson(*runtime_->run(*run)));
     return;
+  }
+  if (m == "runs.list") {
+    if (!engine_.session(sparam("session_id"))) return error(id, kInvalidParams, "unknown session");
+    std::string out = R"({"runs":[)";
+    bool first = true;
+    for (const RunRecord* r : runtime_->runsOf(sparam("session_id"))) {
+      out += (first ? "" : ",") + runJson(*r);
+      first = false;
+    }
+    return reply(id, out + "]}");
   }
   if (m == "run.status") {
     const RunRecord* r = runtime_->run(sparam("run_id"));

@@ -40,6 +40,10 @@
 
 namespace conform::engine {
 
+// BUS-04: a daemon client that never reads keeps at most this many notifications [chosen]; the
+// engine must not grow without bound because a UI stopped reading.
+inline constexpr std::size_t kMaxDaemonInbox = 10'000;
+
 // Identifies one connection (one process lifetime). It is the engine's epoch: fresh, never reused
 // within one engine lifetime (PROTOCOL §0.4). 0 means "none".
 using ConnId = std::uint64_t;
@@ -159,6 +163,8 @@ struct Session {
   bool persisted = true;  // EVT-04: buffered sessions deliver their prefix when first persisted
   std::uint64_t delivered_through = 0;
   std::vector<PermissionRule> overlay;  // session permission overlay (PROTOCOL §8.5)
+  // TOOL-25: the active skill's `allowed-tools` entries (unset = no skill restricts tools).
+  std::optional<std::vector<std::string>> skill_allowed_tools;
   // Simulates a slow store: diagnostic appends wait, and time out after 250 ms (QUOTA-14).
   bool stalled = false;
 };
@@ -225,6 +231,13 @@ class Engine {
   // tool_call_progress without a chunk, terminal = tool_call_terminated.
   Expected<std::uint64_t, std::string> produceEvent(const std::string& session, RecordClass cls);
   void setSessionPermissions(const std::string& session, std::vector<PermissionRule> rules);
+  // TOOL-25 (PROTOCOL §8.5): a skill's `allowed-tools` list for the session (nullopt = no skill).
+  // `Plugin` allows every plugin tool, `Plugin(<plugin>:*)` every tool of that configured plugin,
+  // the way MCP group entries govern MCP tools; other entries do not concern plugin tools. A plugin
+  // tool the skill does not allow is hidden, and a call naming it (a pinned call) is denied as
+  // "not enabled" — never as "unknown", which is kept for names no connected plugin claims.
+  Expected<Ok, std::string> setSessionSkill(const std::string& session,
+                                            std::optional<std::vector<std::string>> allowed_tools);
   Expected<Ok, std::string> setSessionStalled(const std::string& session, bool stalled);
   // Swaps out the diagnostics batch now (the 100 ms timer does this on its own).
   void flushDiagnostics();
@@ -340,6 +353,35 @@ class Engine {
     virtual void finished(const ToolCallStatus&) {}
   };
   void setToolHooks(ToolHooks* hooks);
+
+  // ---- daemon clients (BUS-04) --------------------------------------------------------------------
+  // A daemon client (a UI attached to the engine) subscribed to one session. Every bus publication
+  // in that session also becomes an engine PluginEvent and an `events.plugin` notification
+  // {"jsonrpc":"2.0","method":"events.plugin","params":{session_id, plugin, name, payload}} to the
+  // clients subscribed to that session only. Notifications wait in a per-client inbox of at most
+  // kMaxDaemonInbox (older ones are dropped and counted) until read.
+  Expected<std::uint64_t, std::string> subscribeDaemon(const std::string& session);
+  struct DaemonInbox {
+    std::string session;
+    std::vector<std::string> notifications;  // JSON-RPC notification frames, oldest first
+    std::uint64_t dropped = 0;
+  };
+  // Takes the client's notifications (and resets its dropped count); nullopt for an unknown client.
+  std::optional<DaemonInbox> readDaemon(std::uint64_t client);
+  bool unsubscribeDaemon(std::uint64_t client);
+
+  // ---- issue 5 additions (engine: durability of session events) ------------------------------------
+  // Called for every record of a persisted session before it is delivered (EVT-04: plugin/event
+  // only after the append is durable): the producer service writes it to the journal and fsyncs.
+  // Returning false (the journal write failed) keeps the record in memory but delivers nothing.
+  // A buffered session's prefix goes through the sink when it is persisted.
+  using AppendSink = std::function<bool(const Session&, const EventRecord&)>;
+  void setAppendSink(AppendSink sink);
+  // Journal replay: re-adds one record with its original seq, timestamp and source plugin, without
+  // delivering it (it was delivered, or lost with the crash, in the earlier lifetime). The session
+  // is created when unknown; a seq not above the log's last one is refused (false).
+  bool restoreEvent(const std::string& session, std::uint64_t seq, std::string timestamp,
+                    std::string source_plugin, std::shared_ptr<const std::string> payload_json);
 
   struct Impl;  // engine_impl.h: shared by the engine_*.cpp files
 

@@ -79,9 +79,12 @@ Expected<Ok, std::string> Engine::persistSession(const std::string& id) {
   Session& s = it->second;
   if (s.persisted) return Ok{};
   s.persisted = true;
-  // EVT-04: the whole newly persisted prefix is delivered in order.
-  for (auto& r : s.log)
-    if (r.seq > s.delivered_through) impl_->deliverRecord(s, r);
+  // EVT-04: the whole newly persisted prefix is made durable, then delivered in order.
+  for (auto& r : s.log) {
+    if (r.seq <= s.delivered_through) continue;
+    if (impl_->append_sink && !impl_->append_sink(s, r)) continue;
+    impl_->deliverRecord(s, r);
+  }
   s.delivered_through = s.next_seq - 1;
   return Ok{};
 }
@@ -102,6 +105,30 @@ Expected<std::uint64_t, std::string> Engine::appendEvent(const std::string& sess
                                                          const json::Value& payload,
                                                          const std::string& source_plugin) {
   return impl_->append(session, payload, source_plugin);
+}
+
+void Engine::setAppendSink(AppendSink sink) { impl_->append_sink = std::move(sink); }
+
+bool Engine::restoreEvent(const std::string& session, std::uint64_t seq, std::string timestamp,
+                          std::string source_plugin, std::shared_ptr<const std::string> payload_json) {
+  auto parsed = json::parse(*payload_json);
+  if (!parsed || !parsed->doc.IsObject()) return false;
+  auto type = json::stringMember(parsed->doc, "type");
+  if (!type) return false;
+  restoreSession(session);
+  Session& s = impl_->sessions[session];
+  if (seq < s.next_seq) return false;  // seqs only grow (EVT-05); a repeat is not re-added
+  EventRecord r;
+  r.seq = seq;
+  r.type = std::string(*type);
+  r.cls = classify(parsed->doc, r.type);
+  r.payload = std::move(payload_json);
+  r.timestamp = std::move(timestamp);
+  r.source_plugin = std::move(source_plugin);
+  s.next_seq = seq + 1;
+  s.delivered_through = seq;
+  s.log.push_back(std::move(r));
+  return true;
 }
 
 Expected<std::uint64_t, std::string> Engine::produceEvent(const std::string& session,
@@ -163,9 +190,11 @@ std::uint64_t Engine::Impl::appendSerialized(Session& s, std::shared_ptr<const s
   r.timestamp = timestamp();
   r.source_plugin = source_plugin;
   r.cls = cls;
-  // EVT-04: delivered only once the append is durable (a persisted session appends durably).
+  // EVT-04: delivered only once the append is durable (a persisted session appends durably; with
+  // a journal the sink has fsynced the record before anyone sees it).
   if (s.persisted || has(EngineFault::DeliverBeforePersist)) {
-    deliverRecord(s, r);
+    bool durable = !s.persisted || !append_sink || append_sink(s, r);
+    if (durable) deliverRecord(s, r);
     s.delivered_through = r.seq;
   }
   std::uint64_t seq = r.seq;
@@ -275,9 +304,46 @@ void Engine::Impl::pump(Conn& c) {
   }
 }
 
+Expected<std::uint64_t, std::string> Engine::subscribeDaemon(const std::string& session) {
+  if (!impl_->sessions.count(session)) return unexpected("unknown session `" + session + "`");
+  std::uint64_t id = impl_->next_daemon++;
+  impl_->daemon_clients[id].session = session;
+  return id;
+}
+
+std::optional<Engine::DaemonInbox> Engine::readDaemon(std::uint64_t client) {
+  auto it = impl_->daemon_clients.find(client);
+  if (it == impl_->daemon_clients.end()) return std::nullopt;
+  DaemonInbox out;
+  out.session = it->second.session;
+  out.notifications.assign(std::make_move_iterator(it->second.inbox.begin()),
+                           std::make_move_iterator(it->second.inbox.end()));
+  out.dropped = it->second.dropped;
+  it->second.inbox.clear();
+  it->second.dropped = 0;
+  return out;
+}
+
+bool Engine::unsubscribeDaemon(std::uint64_t client) { return impl_->daemon_clients.erase(client) > 0; }
+
 void Engine::Impl::publishBus(Conn& publisher, const std::string& session, const std::string& name,
                               const json::Value& payload) {
   std::shared_ptr<const std::string> prefix, suffix;
+  // BUS-04: the publication is also an engine PluginEvent, notified as `events.plugin` to the
+  // daemon clients subscribed to this session only (never to clients of other sessions).
+  std::string note;
+  for (auto& [id, dc] : daemon_clients) {
+    if (dc.session != session) continue;
+    if (note.empty())
+      note = R"({"jsonrpc":"2.0","method":"events.plugin","params":{"session_id":)" + quoteJson(session) +
+             R"(,"plugin":)" + quoteJson(plugins[publisher.plugin].cfg.name) + R"(,"name":)" +
+             quoteJson(name) + R"(,"payload":)" + json::compact(payload) + "}}";
+    if (dc.inbox.size() >= kMaxDaemonInbox) {
+      dc.inbox.pop_front();
+      ++dc.dropped;
+    }
+    dc.inbox.push_back(note);
+  }
   for (auto& p : plugins) {
     Conn* c = conn(p.conn);
     // BUS-01: subscribers only, never the publisher.

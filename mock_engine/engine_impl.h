@@ -3,6 +3,7 @@
 // delivery queue, bus, emits, quotas, diagnostics). Not part of the public API.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -85,11 +86,20 @@ struct Engine::Impl {
   DiagnosticCoalescer diags;
   clock::TimerQueue::Id flush_timer = 0;
 
+  // BUS-04: daemon clients by id (Engine::subscribeDaemon).
+  struct DaemonClient {
+    std::string session;
+    std::deque<std::string> inbox;
+    std::uint64_t dropped = 0;
+  };
+  std::map<std::uint64_t, DaemonClient> daemon_clients;
+  std::uint64_t next_daemon = 1;
   std::uint64_t uuid_counter = 0;
   std::map<std::string, RequestHandler> request_handlers;
   std::map<std::string, AsyncRequestHandler> async_handlers;  // issue 5
   std::function<void(ConnId, const std::string&, bool)> conn_watch;  // issue 5 (RECOV-14)
   std::function<void(const ToolCallStatus&)> tool_done;
+  AppendSink append_sink;  // issue 5 durability (Engine::setAppendSink)
   std::function<void(std::uint64_t, const PingStatus&)> ping_done;
   // LIFE-12: work waiting until no enabled plugin is `connecting` (Engine::whenPluginsSettled).
   std::vector<std::function<void()>> settle_waiters;
@@ -130,6 +140,7 @@ struct Engine::Impl {
   void refreshToolList(std::size_t plugin);
   Decision decide(const std::string& session, const std::string& permission_resource) const;
   bool pluginToolsVisible(const std::string& session) const;
+  bool skillAllows(const std::string& session, const std::string& plugin) const;  // TOOL-25
   void handleToolResult(Conn& c, const PendingRequest& pr, const json::Value& msg);
   // An accepted result (either profile): tool_after_result, then the outcome (TOOL-14, HOOK-24).
   void commitToolResult(Conn& c, ToolCallStatus& call);

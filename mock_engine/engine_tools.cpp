@@ -227,11 +227,30 @@ bool Engine::Impl::pluginToolsVisible(const std::string& session) const {
   return s != sessions.end() && any(s->second.overlay);
 }
 
+bool Engine::Impl::skillAllows(const std::string& session, const std::string& plugin) const {
+  auto s = sessions.find(session);
+  if (s == sessions.end() || !s->second.skill_allowed_tools) return true;
+  for (const std::string& e : *s->second.skill_allowed_tools)
+    if (e == "Plugin" || e == "Plugin(" + plugin + ":*)") return true;
+  return false;
+}
+
+Expected<Ok, std::string> Engine::setSessionSkill(const std::string& session,
+                                                  std::optional<std::vector<std::string>> allowed_tools) {
+  auto it = impl_->sessions.find(session);
+  if (it == impl_->sessions.end()) return unexpected("unknown session `" + session + "`");
+  it->second.skill_allowed_tools = std::move(allowed_tools);
+  return Ok{};
+}
+
 std::vector<std::string> Engine::visibleTools(const std::string& session) const {
   std::vector<std::string> out;
   bool plugin_ok = impl_->pluginToolsVisible(session);
   for (auto& [name, claim] : impl_->names) {
     if (claim.kind == ToolClaim::Kind::Plugin && !plugin_ok) continue;
+    if (claim.kind == ToolClaim::Kind::Plugin &&
+        !impl_->skillAllows(session, impl_->plugins[claim.plugin].cfg.name))
+      continue;  // TOOL-25
     out.push_back(name);  // TOOL-02: verbatim, never prefixed
   }
   return out;
@@ -277,6 +296,9 @@ Expected<std::string, std::string> Engine::callTool(const std::string& session,
   // TOOL-21: hidden tools are not offered at all.
   if (!m.pluginToolsVisible(session))
     return fail(CallState::Denied, "tool `" + tool + "` is not enabled (no plugin permission rule)");
+  // TOOL-25: a pinned tool of a connected plugin that the active skill does not allow.
+  if (!m.skillAllows(session, p.cfg.name))
+    return fail(CallState::Denied, "tool `" + tool + "` is not enabled by the active skill's allowed-tools");
   // TOOL-07: only object arguments are sent.
   if (!arguments.IsObject()) return fail(CallState::Failed, "tool arguments must be a JSON object");
   // TOOL-06: the primary resource.

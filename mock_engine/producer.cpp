@@ -55,6 +55,17 @@ ProducerService::ProducerService(Engine& engine, std::optional<Journal> journal)
     recovery_[p.name] = rs;
   }
   replay();
+  if (journal_) {
+    // Durability (issue 5): every session event — runtime records, hook audit records
+    // (message_injected, user_input_transformed), plugin_diagnostic records (hook and recovery
+    // diagnostics) — is journaled and fsynced before it is delivered, like every acceptance.
+    engine_.setAppendSink([this](const Session& s, const EventRecord& r) {
+      std::string rec = R"({"t":"event","session":)" + quoteJson(s.id) + R"(,"seq":)" +
+                        std::to_string(r.seq) + R"(,"ts":)" + quoteJson(r.timestamp) + R"(,"src":)" +
+                        quoteJson(r.source_plugin) + R"(,"ev":)" + *r.payload + "}";
+      return static_cast<bool>(persist({std::move(rec)}));
+    });
+  }
   engine_.setConnectionWatch(
       [this](ConnId c, const std::string& plugin, bool up) { onConnection(c, plugin, up); });
   // DELTA-0.0.4 §3.6: producer and recovery methods do not exist in 0.0.4 (they stay -32601).
@@ -77,6 +88,7 @@ ProducerService::ProducerService(Engine& engine, std::optional<Journal> journal)
 ProducerService::~ProducerService() {
   *alive_ = false;
   engine_.setConnectionWatch(nullptr);
+  if (journal_) engine_.setAppendSink(nullptr);
 }
 
 const JournalOpenReport* ProducerService::journalReport() const {
@@ -93,6 +105,12 @@ std::string ProducerService::createSession(bool persisted) {
 
 void ProducerService::replay() {
   if (!journal_) return;
+  // Sessions this replay created: only their events are restored. A session still in memory (an
+  // in-process engine.restart) already holds its log.
+  std::set<std::string> fresh;
+  auto restore = [&](const std::string& id) {
+    if (engine_.restoreSession(id)) fresh.insert(id);
+  };
   for (auto& rec : journal_->replayed()) {
     auto p = json::parse(rec);
     if (!p || !p->doc.IsObject()) continue;  // CRC-checked, so only a format change lands here
@@ -100,7 +118,15 @@ void ProducerService::replay() {
     std::string t(json::stringMember(r, "t").value_or(""));
     auto s = [&](const char* k) { return std::string(json::stringMember(r, k).value_or("")); };
     if (t == "session") {
-      engine_.restoreSession(s("id"));
+      restore(s("id"));
+    } else if (t == "event") {
+      std::string sid = s("session");
+      if (!engine_.session(sid)) restore(sid);
+      const json::Value* seq = json::member(r, "seq");
+      const json::Value* ev = json::member(r, "ev");
+      if (!fresh.count(sid) || !seq || !seq->IsUint64() || !ev) continue;
+      (void)engine_.restoreEvent(sid, seq->GetUint64(), s("ts"), s("src"),
+                                 std::make_shared<const std::string>(json::compact(*ev)));
     } else if (t == "accept") {
       ProducerMessage m;
       m.id = s("id");
@@ -112,7 +138,7 @@ void ProducerService::replay() {
       m.mode = protocol::parseDeliveryMode(s("mode")).value_or(DeliveryMode::Steer);
       m.order = next_order_++;
       m.durable = true;
-      engine_.restoreSession(m.session);
+      restore(m.session);
       by_key_[dedupKey(m.session, m.owner, m.key)] = m.id;
       messages_[m.id] = std::move(m);
     } else if (t == "state") {
@@ -266,6 +292,8 @@ void ProducerService::commitDurable() {
     if (ok) {
       if (it != messages_.end()) it->second.durable = true;
       for (auto& w : pa.waiters) w(doc(R"({"message_id":)" + quoteJson(pa.message_id) + "}"));
+      // PROD-43: the runtime learns of a deliverable message (a queue message may start a turn).
+      if (accepted_watch_ && it != messages_.end()) accepted_watch_(it->second.session);
     } else {
       // Not accepted: forget it entirely so a retry starts afresh (-32049, no ACK semantics).
       if (it != messages_.end()) {
@@ -337,6 +365,13 @@ bool ProducerService::hasWaiting(const std::string& session, std::optional<Deliv
     if (m.session == session && m.durable && m.state == MessageState::Waiting && (!mode || m.mode == *mode))
       return true;
   return false;
+}
+
+std::vector<std::string> ProducerService::sessionsWaiting(DeliveryMode mode) const {
+  std::set<std::string> out;
+  for (auto& [id, m] : messages_)
+    if (m.durable && m.state == MessageState::Waiting && m.mode == mode) out.insert(m.session);
+  return {out.begin(), out.end()};
 }
 
 void ProducerService::release(const std::string& id) {

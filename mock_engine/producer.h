@@ -17,6 +17,8 @@
 //   {"t":"session","id":S}                                         a session exists
 //   {"t":"accept","id":M,"session":S,"owner":O,"key":K,"mode":"steer","description":D,"body":B}
 //   {"t":"state","id":M,"state":"consumed"|"discarded"}
+//   {"t":"event","session":S,"seq":N,"ts":T,"src":P,"ev":{…}}     a session event (Engine append
+//                                                                  sink), fsynced before delivery
 // Claims are not journaled: a claim is no proof of delivery (PROD-30), so after a crash a claimed
 // message is waiting again; consumption is journaled before the run goes on.
 #pragma once
@@ -103,6 +105,10 @@ class ProducerService {
   void release(const std::string& message_id);  // claimed -> waiting (preparation failed/cancelled)
   Expected<Ok, std::string> consume(const std::string& message_id);  // claimed -> consumed (journaled)
   bool hasWaiting(const std::string& session, std::optional<protocol::DeliveryMode> mode) const;
+  // Sessions holding a durable waiting message of `mode`.
+  std::vector<std::string> sessionsWaiting(protocol::DeliveryMode mode) const;
+  // Called with the session after a message became durable (the runtime delivers it, PROD-43).
+  void setAcceptedWatch(std::function<void(const std::string& session)> fn) { accepted_watch_ = std::move(fn); }
 
   // ---- inspection (driver, tests) ---------------------------------------------------------------
   const ProducerMessage* message(const std::string& id) const;
@@ -161,6 +167,7 @@ class ProducerService {
     std::vector<Reply> waiters;
   };
   std::deque<PendingAccept> pending_;
+  std::function<void(const std::string&)> accepted_watch_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -282,6 +282,8 @@ struct Runtime::RunState {
   std::vector<protocol::InjectedMessage> injected;
   std::vector<protocol::ModelMessage> history;
   std::vector<std::string> pending_steer;
+  std::vector<std::string> claimed;  // PROD-43: producer messages claimed, not yet consumed
+  std::string queue_message;         // the queue message that is this run's input ("" = none)
   std::size_t turn = 0;
   bool turn_failed_over = false;  // the current turn's failing attempt already moved to the fallback
   std::uint64_t attempts = 0;
@@ -357,7 +359,7 @@ Expected<std::string, std::string> Runtime::startRun(const std::string& session,
 
 Expected<std::string, std::string> Runtime::begin(const std::string& session, RunScript script,
                                                   std::optional<protocol::ModelSelection> model,
-                                                  RunDone done) {
+                                                  RunDone done, const std::string& queue_message) {
   SessionState* ss = state(session);
   if (!ss) return unexpected("unknown session `" + session + "`");
   if (!ss->active_run.empty()) return unexpected("session `" + session + "` already has an active run");
@@ -373,6 +375,13 @@ Expected<std::string, std::string> Runtime::begin(const std::string& session, Ru
   RunRecord& rec = runs_[r->id];
   rec.run_id = r->id;
   rec.session_id = session;
+  if (!queue_message.empty()) {
+    r->queue_message = queue_message;
+    r->claimed.push_back(queue_message);
+    rec.producer_messages.push_back(queue_message);
+    rec.origin = "producer_queue";
+  }
+  run_order_.push_back(r->id);
   ss->active_run = r->id;
   active_[r->id] = r;
   selectStep(r);
@@ -383,6 +392,15 @@ void Runtime::finish(const std::shared_ptr<RunState>& r, RunRecord::State st, st
   RunRecord& rec = runs_[r->id];
   rec.state = st;
   rec.reason = std::move(reason);
+  // PROD-30: messages claimed by a run that ended before their request was prepared go back to
+  // waiting (a claim is no proof of delivery).
+  bool queue_released = false;
+  if (producers_)
+    for (auto& id : r->claimed) {
+      producers_->release(id);
+      queue_released = queue_released || id == r->queue_message;
+    }
+  r->claimed.clear();
   rec.input = r->input;
   rec.system_prompt = r->system_prompt;
   rec.model = r->selection;
@@ -394,6 +412,9 @@ void Runtime::finish(const std::shared_ptr<RunState>& r, RunRecord::State st, st
   }
   sessions_[r->session].active_run.clear();
   active_.erase(r->id);
+  // PROD-43: the session is idle now, so a waiting queue message starts the next turn. Not after a
+  // run that gave its own queue message back: that would retry the same failure forever.
+  if (producers_ && !queue_released) postDeliverQueued(r->session);
   if (r->done) {
     auto done = std::move(r->done);
     r->done = nullptr;
@@ -461,6 +482,8 @@ void Runtime::inputStep(const std::shared_ptr<RunState>& r) {
     setupStep(r);
   };
   if (r->delegated) return started();  // HOOK-36: never for delegated sessions
+  // PROD-43 [chosen]: a producer's queue message is not user input: no user_before_input.
+  if (!r->queue_message.empty()) return started();
   // LIFE-12: the chain waits until every enabled plugin is connected or failed, so a plugin still
   // in its handshake gets the first input's hook instead of missing it.
   std::weak_ptr<bool> alive = alive_;
@@ -554,7 +577,10 @@ void Runtime::setupStep(const std::shared_ptr<RunState>& r) {
           mm.content = protocol::JsonValue::fromText(quoteJson(m.content));
           r->history.push_back(std::move(mm));
         }
-        append(r->session, Ev("user_input_submitted").str("input", r->input).text());
+        Ev submitted("user_input_submitted");
+        submitted.str("input", r->input);
+        if (!r->queue_message.empty()) submitted.str("producer_message_id", r->queue_message).str("mode", "queue");
+        append(r->session, submitted.text());
         // HOOK-40: only a real final change is audited, adjacent to the committed input.
         if (r->input != r->original_input)
           append(r->session, Ev("user_input_transformed")
@@ -592,6 +618,18 @@ void Runtime::attemptStep(const std::shared_ptr<RunState>& r) {
     r->history.push_back(std::move(um));
   }
   r->pending_steer.clear();
+  // PROD-43: a steering boundary. Waiting `steer` messages are claimed now, before the request is
+  // prepared and before model_before_request (PROD-29), and join this attempt as user messages.
+  if (producers_)
+    while (auto id = producers_->claim(r->session, protocol::DeliveryMode::Steer)) {
+      const ProducerMessage* pm = producers_->message(*id);
+      protocol::ModelMessage um;
+      um.role = protocol::MessageRole::User;
+      um.content = protocol::JsonValue::fromText(quoteJson(pm->body));
+      r->history.push_back(std::move(um));
+      r->claimed.push_back(*id);
+      runs_[r->id].producer_messages.push_back(*id);
+    }
   r->attempt_id = engine_.newUuid();
   ++r->attempts;
   auto model = resolve(r->selection);
@@ -692,6 +730,20 @@ void Runtime::providerRequestStep(const std::shared_ptr<RunState>& r) {
         // HOOK-44: what the last hook left is what the provider receives and what prompt-size
         // accounting measures; the cache marker is placed only afterwards.
         runs_[r->id].requests.push_back(r->payload);
+        // PROD-43: the request carrying the claimed messages is prepared: they are consumed
+        // (journaled) and never return (PROD-30). Steered ones are recorded as submitted input.
+        if (producers_)
+          for (auto& id : r->claimed) {
+            const ProducerMessage* pm = producers_->message(id);
+            if (!pm || !producers_->consume(id)) continue;
+            if (id != r->queue_message)
+              append(r->session, Ev("user_input_submitted")
+                                     .str("input", pm->body)
+                                     .str("producer_message_id", id)
+                                     .str("mode", "steer")
+                                     .text());
+          }
+        r->claimed.clear();
         std::size_t prompt_bytes = json::compact((*r->payload)["messages"]).size();
         append(r->session, Ev("model_request_prepared")
                                .str("attempt_id", r->attempt_id)
@@ -895,6 +947,51 @@ void Runtime::delegateStep(const std::shared_ptr<RunState>& r) {
     next_turn();
   });
   if (!started) finish(r, RunRecord::State::Failed, started.error());
+}
+
+// ---- producer messages (PROD-43) ----------------------------------------------------------------------
+
+void Runtime::setProducers(ProducerService* producers) {
+  producers_ = producers;
+  if (!producers_) return;
+  std::weak_ptr<bool> alive = alive_;
+  producers_->setAcceptedWatch([this, alive](const std::string& session) {
+    if (!alive.expired()) postDeliverQueued(session);
+  });
+  // Queue messages accepted in an earlier lifetime (journal replay) wait for an idle session.
+  for (auto& s : producers_->sessionsWaiting(protocol::DeliveryMode::Queue)) postDeliverQueued(s);
+}
+
+void Runtime::postDeliverQueued(const std::string& session) {
+  // Posted, never inline: the acceptance path and finish() must not start a run re-entrantly.
+  std::weak_ptr<bool> alive = alive_;
+  engine_.post([this, alive, session] {
+    if (!alive.expired()) deliverQueued(session);
+  });
+}
+
+void Runtime::deliverQueued(const std::string& session) {
+  if (!producers_) return;
+  SessionState* ss = state(session);
+  if (!ss || !ss->active_run.empty()) return;  // not idle: finish() tries again
+  auto id = producers_->claim(session, protocol::DeliveryMode::Queue);
+  if (!id) return;
+  RunScript script;
+  script.input = producers_->message(*id)->body;
+  ScriptedTurn t;
+  t.deltas = {"ok"};
+  script.turns.push_back(std::move(t));
+  auto run = begin(session, std::move(script), std::nullopt, {}, *id);
+  if (!run) producers_->release(*id);
+}
+
+std::vector<const RunRecord*> Runtime::runsOf(const std::string& session) const {
+  std::vector<const RunRecord*> out;
+  for (auto& id : run_order_) {
+    auto it = runs_.find(id);
+    if (it != runs_.end() && it->second.session_id == session) out.push_back(&it->second);
+  }
+  return out;
 }
 
 // =================================================================================================
@@ -1157,7 +1254,8 @@ std::string runJson(const RunRecord& r) {
          R"(,"input":)" + quoteJson(r.input) + R"(,"system_prompt":)" + quoteJson(r.system_prompt) +
          R"(,"final_text":)" + quoteJson(r.final_text) + R"(,"model":)" + toJsonText(r.model) +
          R"(,"requests":)" + reqs + R"(,"tool_calls":)" + list(r.tool_calls) +
-         R"(,"child_sessions":)" + list(r.child_sessions) + R"(,"steered":)" + list(r.steered) + "}";
+         R"(,"child_sessions":)" + list(r.child_sessions) + R"(,"steered":)" + list(r.steered) +
+         R"(,"producer_messages":)" + list(r.producer_messages) + R"(,"origin":)" + quoteJson(r.origin) + "}";
 }
 
 std::string sessionOpJson(const SessionOpResult& r) {

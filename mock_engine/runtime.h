@@ -34,6 +34,7 @@
 #include "core/util/expected.h"
 #include "mock_engine/engine.h"
 #include "mock_engine/hooks.h"
+#include "mock_engine/producer.h"
 
 namespace conform::engine {
 
@@ -89,6 +90,10 @@ struct RunRecord {
   std::vector<std::string> tool_calls;      // invocation ids
   std::vector<std::string> child_sessions;  // delegated sessions
   std::vector<std::string> steered;         // committed steering texts
+  // PROD-43: producer messages this run took (claimed at a steering boundary or, for `queue`, as
+  // the run's input), in claim order; consumed once the model request carrying them is prepared.
+  std::vector<std::string> producer_messages;
+  std::string origin = "driver";  // "driver" | "producer_queue" (a queue message started the run)
 };
 const char* toString(RunRecord::State);
 
@@ -110,6 +115,18 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   HookRunner& hooks() { return hooks_; }
+
+  // PROD-43 (PROTOCOL §14.2 [chosen]): producer messages delivered into runs. `steer` messages are
+  // claimed at the active run's next steering boundary (the start of its next model attempt) or,
+  // when the session is idle, by the next run's first attempt; `queue` messages wait until the
+  // session is idle and then start a new run whose input is the body. A claim happens before the
+  // request is prepared and before any hook (PROD-29); the messages are consumed once the model
+  // request that carries them is prepared, and released back to waiting when the run ends first
+  // (PROD-30). Producer input is not user input: it does not go through user_before_input.
+  // Null detaches (the driver rebuilds the service on engine.restart).
+  void setProducers(ProducerService* producers);
+  // Every run of `session` in start order (runs started by queue messages included).
+  std::vector<const RunRecord*> runsOf(const std::string& session) const;
 
   using RunDone = std::function<void(const RunRecord&)>;
   using OpDone = std::function<void(const SessionOpResult&)>;
@@ -147,7 +164,9 @@ class Runtime {
   SessionState* state(const std::string& session);
   Expected<std::string, std::string> begin(const std::string& session, RunScript script,
                                            std::optional<protocol::ModelSelection> model,
-                                           RunDone done);
+                                           RunDone done, const std::string& queue_message = "");
+  void deliverQueued(const std::string& session);  // PROD-43: an idle session takes a queue message
+  void postDeliverQueued(const std::string& session);
   void selectStep(const std::shared_ptr<RunState>& r);
   void inputStep(const std::shared_ptr<RunState>& r);
   void inputChain(const std::shared_ptr<RunState>& r, std::function<void()> started);
@@ -171,6 +190,8 @@ class Runtime {
   std::map<std::string, std::shared_ptr<RunState>> active_;  // run id -> state
   std::map<std::string, std::function<void(const ToolCallStatus&)>> waiting_tools_;
   std::uint64_t internal_model_calls_ = 0;
+  ProducerService* producers_ = nullptr;
+  std::vector<std::string> run_order_;  // run ids in start order (runsOf)
   // LIFE-12: callbacks parked in Engine::whenPluginsSettled check it (the runtime may go first).
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
