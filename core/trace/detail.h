@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,34 @@ namespace conform::trace::detail {
 
 enum class SaxFault { None, TooDeep, NonFinite, Surrogate };
 
+// True when `s` is plain ASCII (every byte < 0x80) and holds no `\u` escape starting with d/D.
+// Such a line cannot hold invalid UTF-8 (ASCII is valid UTF-8) nor a lone surrogate (only a
+// \uD800–\uDFFF escape can yield one), so parsing it without kParseValidateEncodingFlag and
+// without the per-string surrogate scan accepts and refuses exactly what the full checks do —
+// at about half the cost (RapidJSON validates string bytes one code point at a time; lint
+// throughput, issue 6). Escapes are walked pairwise (an escaped backslash followed by "ud" is not
+// an escape); a backslash outside a string fails the parse either way. Lines with any non-ASCII
+// byte always take the full checks.
+inline bool plainAscii(std::string_view s) {
+  const char* p = s.data();
+  std::size_t n = s.size();
+  std::uint64_t high = 0;
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    high |= w;
+  }
+  for (; n; ++p, --n) high |= static_cast<unsigned char>(*p);
+  if (high & 0x8080808080808080ull) return false;
+  for (const char* b = s.data(); (b = static_cast<const char*>(std::memchr(b, '\\', static_cast<std::size_t>(s.data() + s.size() - b))));) {
+    ++b;
+    const std::size_t left = static_cast<std::size_t>(s.data() + s.size() - b);
+    if (left >= 2 && b[0] == 'u' && (b[1] == 'd' || b[1] == 'D')) return false;
+    if (left) ++b;  // the escaped character (it may itself be a backslash)
+  }
+  return true;
+}
+
 // Forwards every event to `Next` (a GenericDocument, or the no-op NullSink) after checking it.
 // With track_keys it records member names per object and reports duplicates at EndObject.
 template <class Next>
@@ -33,6 +63,8 @@ class HardenedSax {
       : next_(next), max_depth_(max_depth), track_keys_(track_keys) {}
 
   SaxFault fault = SaxFault::None;
+  // Off only for a line plainAscii() vouched for (no lone surrogate can occur in it).
+  bool check_surrogates = true;
 
   // Ready for the next parse; keeps the vectors' capacity (no allocation per line).
   void reset() {
@@ -70,7 +102,7 @@ class HardenedSax {
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
     // A lone surrogate escape is refused, as core/json parse() refuses it (FRAME-04): otherwise a
     // frame the reader accepted would not parse again from its own bytes (fuzz_trace_reader find).
-    if (json::holdsSurrogate(s, n)) { fault = SaxFault::Surrogate; return false; }
+    if (check_surrogates && json::holdsSurrogate(s, n)) { fault = SaxFault::Surrogate; return false; }
     value();
     return next_.String(s, n, copy);
   }
@@ -79,7 +111,7 @@ class HardenedSax {
     return next_.StartObject();
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
-    if (json::holdsSurrogate(s, n)) { fault = SaxFault::Surrogate; return false; }
+    if (check_surrogates && json::holdsSurrogate(s, n)) { fault = SaxFault::Surrogate; return false; }
     if (track_keys_) {
       keys_.emplace_back(s, n);  // insitu/stable input: the view stays valid for the parse
       stack_.back().key = std::string_view(s, n);

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/clock/clock.h"
+#include "core/json/json.h"
+#include "core/trace/detail.h"
 #include "core/trace/trace.h"
 
 using namespace conform;
@@ -339,4 +341,63 @@ TEST_CASE("golden trace: writer output matches tests/data/traces/small.ndjson by
   CHECK(kinds == std::vector<Kind>{Kind::Case, Kind::Frame, Kind::Frame, Kind::Stderr, Kind::Text,
                                    Kind::Binary, Kind::Oversized, Kind::Raw, Kind::Note, Kind::Timeout,
                                    Kind::Eof, Kind::Eof, Kind::Exit, Kind::Case});
+}
+
+// The reader parses a plain-ASCII line without RapidJSON's UTF-8 validation and without the
+// surrogate scan (detail::plainAscii, issue 6 lint throughput), and copies string runs with SIMD.
+// Both shortcuts must leave every verdict exactly as core/json parse() gives it: the same frames
+// accepted (with the same values), the same refused. Lines with non-ASCII bytes take the full checks.
+TEST_CASE("FRAME-04 reader: the plain-ASCII fast path accepts and refuses exactly what core/json does",
+          "[trace][errors]") {
+  CHECK(detail::plainAscii(R"({"a":"b\"c\\d\n"})"));
+  CHECK(detail::plainAscii(R"({"a":"\\udc00"})"));     // an escaped backslash, then the letters "udc00"
+  CHECK(detail::plainAscii(R"({"a":"\u00e9\uabcd"})"));  // escapes of BMP code points
+  CHECK_FALSE(detail::plainAscii(R"({"a":"\udc00"})"));  // a surrogate escape: full checks
+  CHECK_FALSE(detail::plainAscii(R"({"a":"\uD800"})"));
+  CHECK_FALSE(detail::plainAscii(R"({"a":"\\\uDBFF"})"));  // escaped backslash, then a real escape
+  CHECK_FALSE(detail::plainAscii("{\"a\":\"\xC3\xA9\"}"));  // any non-ASCII byte: full checks
+  CHECK_FALSE(detail::plainAscii(std::string(40, 'x') + "\x80"));  // past the 8-byte words
+  CHECK(detail::plainAscii(""));
+  CHECK(detail::plainAscii("\\"));
+
+  std::vector<std::string> frames = {
+      R"({"m":"plain"})",
+      R"({"m":"a\\udc00b"})",                // accepted: no escape of a surrogate
+      R"({"m":"a\udc00b"})",                 // refused: lone low surrogate
+      R"({"m":"a\uD800b"})",                 // refused: lone high surrogate
+      R"({"m":"\ud83d\ude00"})",             // accepted: a pair
+      R"({"\udc00":1})",                     // refused: in a member name
+      "{\"m\":\"caf\xC3\xA9\"}",             // accepted: valid UTF-8
+      "{\"m\":\"\xFF\"}",                    // refused: invalid UTF-8
+      "{\"m\":\"\xED\xA0\x80\"}",            // refused: a surrogate encoded in UTF-8
+      "{\"m\":\"tab\there\"}",               // refused: a raw control character
+      R"({"m":"esc \t \n \" \\ \/ \b \f \r"})",
+      R"({"m":"bad \x escape"})",            // refused: unknown escape
+      R"({"m":"unterminated})",              // refused
+  };
+  // Strings of every length 0..40 with an escape, a quote or a control byte at every offset cover
+  // the SIMD loop's 16-byte blocks and the scalar code around them.
+  for (int len = 0; len <= 40; ++len) {
+    frames.push_back(R"({"s":")" + std::string(static_cast<std::size_t>(len), 'a') + R"("})");
+    for (int at = 0; at < len; ++at) {
+      std::string body(static_cast<std::size_t>(len), 'b');
+      frames.push_back(R"({"s":")" + body.substr(0, static_cast<std::size_t>(at)) + R"(\"x\\)" +
+                       body.substr(static_cast<std::size_t>(at)) + R"("})");
+      std::string ctl = body;
+      ctl[static_cast<std::size_t>(at)] = '\x01';
+      frames.push_back(R"({"s":")" + ctl + R"("})");
+    }
+  }
+  for (const std::string& f : frames) {
+    INFO(f);
+    auto ref = json::parse(f);
+    auto r = TraceReader::fromString(kHeader + R"({"t":5,"dir":"e2p","frame":)" + f + "}\n");
+    auto ev = r->next();
+    REQUIRE(ev.has_value() == ref.has_value());
+    if (!ref) continue;
+    REQUIRE(ev->has_value());
+    REQUIRE((*ev)->frame);
+    CHECK(json::compact(*(*ev)->frame) == json::compact(ref->doc));
+    CHECK((*ev)->raw == f);
+  }
 }
