@@ -1,7 +1,11 @@
 // harness/rules/connection_state — the shared state every monitor reads (monitor.h), the finding
 // sink, and MonitorSet, which feeds events through state and monitors in one pass.
+#include <array>
 #include <charconv>
+#include <cmath>
 
+#include <rapidjson/internal/dtoa.h>
+#include <rapidjson/internal/itoa.h>
 #include <rapidjson/writer.h>
 
 #include "core/json/schema.h"
@@ -12,8 +16,7 @@ namespace conform::rules {
 
 // ---- helpers ---------------------------------------------------------------------------------
 namespace {
-// Counts bytes instead of storing them: compactText() is used for evidence only, but sizes
-// (QUOTA-01) use compactSize() and must not allocate per message.
+// compactText() is used for evidence only (findings are rare); sizes use compactSize() below.
 struct StringSink {
   using Ch = char;
   std::string* s;
@@ -27,6 +30,84 @@ std::string compactText(const json::Value& v) {
   StringSink sink{&out};
   rapidjson::Writer<StringSink> w(sink);
   v.Accept(w);
+  return out;
+}
+
+// Why not a rapidjson::Writer into a counting stream (as before): every emit's payload is sized
+// (QUOTA-01/06), and the Writer's per-byte Put() calls and escape checks were ~5 % of lint's time
+// (issue 6). This walk mirrors the Writer's output exactly — the same escape table, the same
+// integer and double spellings (RapidJSON's own i64toa/u64toa/dtoa) — so sizes did not change;
+// tests/rules/lint_perf_test.cpp compares it with compactText() on values built to cover each case.
+namespace {
+// Output bytes of one string byte under rapidjson::Writer's escape table (kWriteDefaultFlags: no
+// \u escaping of non-ASCII, no escaped '/'): \b \t \n \f \r, \" and \\ take 2, other control bytes
+// \u00XX 6, every other byte itself.
+constexpr std::array<std::uint8_t, 256> kEscapedWidth = [] {
+  std::array<std::uint8_t, 256> w{};
+  for (std::size_t c = 0; c < 256; ++c) w[c] = 1;
+  for (std::size_t c = 0; c < 0x20; ++c) w[c] = 6;
+  for (unsigned char c : {'\b', '\t', '\n', '\f', '\r', '"', '\\'}) w[c] = 2;
+  return w;
+}();
+
+std::size_t quotedLength(const char* s, std::size_t n) {
+  std::size_t len = 2 + n;
+  for (std::size_t i = 0; i < n; ++i) len += kEscapedWidth[static_cast<unsigned char>(s[i])] - 1u;
+  return len;
+}
+
+// Adds v's compact length to `out`; false where rapidjson::Writer would stop (a non-finite double,
+// which it refuses to write), mirroring Accept()'s early return.
+bool addCompactSize(const json::Value& v, CompactSize& out) {
+  char buf[32];
+  switch (v.GetType()) {
+    case rapidjson::kNullType: out.bytes += 4; return true;
+    case rapidjson::kFalseType: out.bytes += 5; return true;
+    case rapidjson::kTrueType: out.bytes += 4; return true;
+    case rapidjson::kStringType: out.bytes += quotedLength(v.GetString(), v.GetStringLength()); return true;
+    case rapidjson::kNumberType: {
+      ++out.numbers;
+      const char* end;
+      if (v.IsDouble()) {
+        if (!std::isfinite(v.GetDouble())) return false;
+        end = rapidjson::internal::dtoa(v.GetDouble(), buf);  // the Writer's default 324 decimal places
+      } else if (v.IsInt64()) {
+        end = rapidjson::internal::i64toa(v.GetInt64(), buf);
+      } else {
+        end = rapidjson::internal::u64toa(v.GetUint64(), buf);
+      }
+      out.bytes += static_cast<std::size_t>(end - buf);
+      return true;
+    }
+    case rapidjson::kObjectType: {
+      // As the Writer: '{', then per member [','] "name" ':' value, then '}'.
+      out.bytes += 1;
+      const auto members = v.MemberBegin();  // indexed: iterator comparisons are ambiguous in C++20
+      for (rapidjson::SizeType i = 0; i < v.MemberCount(); ++i) {
+        const json::Value& name = members[i].name;
+        out.bytes += (i ? 1 : 0) + quotedLength(name.GetString(), name.GetStringLength()) + 1;
+        if (!addCompactSize(members[i].value, out)) return false;
+      }
+      out.bytes += 1;
+      return true;
+    }
+    case rapidjson::kArrayType: {
+      out.bytes += 1;
+      for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+        out.bytes += i ? 1 : 0;
+        if (!addCompactSize(v[i], out)) return false;
+      }
+      out.bytes += 1;
+      return true;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+CompactSize compactSize(const json::Value& v) {
+  CompactSize out;
+  addCompactSize(v, out);
   return out;
 }
 

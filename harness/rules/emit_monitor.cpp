@@ -39,8 +39,6 @@
 
 #include <fmt/format.h>
 
-#include <rapidjson/writer.h>
-
 #include "core/protocol/limits.h"
 #include "core/protocol/validate.h"
 #include "harness/rules/monitor.h"
@@ -134,39 +132,7 @@ constexpr std::int64_t kRateWindowUs = 1000 * kUs - kToleranceUs;
 constexpr std::size_t kMaxPendingEmits = 4'096;  // emits awaiting their result (EMIT-02)
 constexpr std::size_t kMaxQuotaSessions = 65'536;
 
-// Counts the bytes of the compact serialisation without storing them (QUOTA-01, no allocation).
-struct CountingStream {
-  using Ch = char;
-  std::size_t n = 0;
-  void Put(char) { ++n; }
-  void Flush() {}
-};
-struct SizeInfo {
-  std::size_t bytes = 0;
-  std::size_t numbers = 0;
-};
-// One walk: the writer counts bytes, the overrides count numbers (the tolerance needs both).
-// rapidjson's Accept() is a template on the handler's static type, so hiding is enough.
-struct CountingWriter : rapidjson::Writer<CountingStream> {
-  using Base = rapidjson::Writer<CountingStream>;
-  std::size_t numbers = 0;
-  explicit CountingWriter(CountingStream& s) : Base(s) {}
-  bool Int(int i) { ++numbers; return Base::Int(i); }
-  bool Uint(unsigned u) { ++numbers; return Base::Uint(u); }
-  bool Int64(std::int64_t i) { ++numbers; return Base::Int64(i); }
-  bool Uint64(std::uint64_t u) { ++numbers; return Base::Uint64(u); }
-  bool Double(double d) { ++numbers; return Base::Double(d); }
-  bool RawNumber(const Ch* str, rapidjson::SizeType len, bool copy) {
-    ++numbers;
-    return Base::RawNumber(str, len, copy);
-  }
-};
-SizeInfo compactSize(const json::Value& v) {
-  CountingStream c;
-  CountingWriter w(c);
-  v.Accept(w);
-  return SizeInfo{c.n, w.numbers};
-}
+using SizeInfo = CompactSize;  // compactSize() (monitor.h): bytes of the compact form, numbers
 // Our count is a LOWER bound of any compact serialisation except for numbers: RapidJSON writes
 // strings in their shortest JSON form (raw UTF-8, the two-character escapes, \u00XX only where no
 // short form exists, no escaped '/'), and no whitespace; another writer can only be longer there.

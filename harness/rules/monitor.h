@@ -258,6 +258,14 @@ class MonitorSet {
 
 // Helpers shared by monitors.
 std::string compactText(const json::Value& v);  // compact JSON of a value
+// The length of compactText(v), computed without writing it, and how many numbers v holds
+// (QUOTA-01/06 sizes: the tolerance is per number). Exact: the same escapes and number spellings
+// as RapidJSON's Writer (a non-finite double ends the count where the Writer stops writing).
+struct CompactSize {
+  std::size_t bytes = 0;
+  std::size_t numbers = 0;
+};
+CompactSize compactSize(const json::Value& v);
 const json::Value* member(const json::Value* obj, std::string_view key);
 std::string_view str(const json::Value* v);     // "" unless a string
 // The first declaration problem of §6.3 step 6 (INIT-20/21, without the meta-schema check) in an

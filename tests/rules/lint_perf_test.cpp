@@ -12,9 +12,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -299,4 +302,47 @@ TEST_CASE("EMIT-06 a forgotten spent token delivered again stays spent; the plug
   const auto found = f.finish();
   CHECK(test::engineIds(found) == std::vector<std::string>{"EMIT-06"});
   CHECK(test::pluginIds(found).empty());
+}
+
+// compactSize() replaced a rapidjson::Writer into a counting stream (issue 6). QUOTA-01 and QUOTA-06
+// judge by its figures, so it must give exactly the length of the Writer's compact form, and count
+// every number (the size tolerance is per number).
+TEST_CASE("QUOTA-01 compactSize is exactly the length of the compact serialisation", "[rules][lint][perf][quota]") {
+  std::string every_byte;
+  for (int c = 1; c < 0x80; ++c) every_byte += static_cast<char>(c);
+  every_byte += "\xC3\xA9\xF0\x9F\x98\x80";  // 2- and 4-byte UTF-8 sequences are copied as they are
+  const std::string escaped_text = json::compact(json::Value(every_byte.c_str(), static_cast<rapidjson::SizeType>(every_byte.size())));
+  const std::vector<std::string> texts = {
+      "null", "true", "false", "0", "-1", "9223372036854775807", "-9223372036854775808",
+      "18446744073709551615", "4294967296", "2147483648", "-2147483649", "0.1", "-0.0", "1.0", "1e300",
+      "-2.5e-300", "5e-324", "1.7976931348623157e308", "123456.789", "0.92", R"("")", R"("a\u0000b")",
+      R"("\u001f\u007f \/ \" \\ \b\f\n\r\t")", escaped_text, "{}", "[]", "[[],{},[{}]]", R"({"a":1})",
+      R"({"k\"ey":[1,2.5,"x",null,true,{"n":-3}]})", R"({"a":{"b":{"c":[0,0.0,-0,1e-7]}},"d":"\u00e9"})",
+      R"({"files":14,"warnings":0,"cache_hit":0.92,"note":"incremental build after edit of the parser module"})",
+  };
+  for (const std::string& t : texts) {
+    INFO(t);
+    auto p = json::parse(t);
+    REQUIRE(p);
+    const CompactSize got = compactSize(p->doc);
+    CHECK(got.bytes == compactText(p->doc).size());
+    std::size_t numbers = 0;
+    std::function<void(const json::Value&)> count = [&](const json::Value& v) {
+      if (v.IsNumber()) ++numbers;
+      if (v.IsArray())
+        for (const json::Value& e : v.GetArray()) count(e);
+      if (v.IsObject())
+        for (const auto& m : v.GetObject()) count(m.value);
+    };
+    count(p->doc);
+    CHECK(got.numbers == numbers);
+  }
+  // Where the Writer stops (a non-finite double: it writes nothing more), the count stops too.
+  json::Document d;
+  d.SetArray();
+  d.PushBack(1, d.GetAllocator());
+  d.PushBack(std::numeric_limits<double>::infinity(), d.GetAllocator());
+  d.PushBack(2, d.GetAllocator());
+  CHECK(compactSize(d).bytes == compactText(d).size());
+  CHECK(compactText(d) == "[1,");
 }
