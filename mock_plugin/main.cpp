@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   using namespace conform::plugin;
   BehaviourOptions opt;
   const Fault* fault = nullptr;
+  std::optional<std::string> fault_name;
   std::optional<std::string> behaviour_file, example, fixture;
   bool name_given = false, profile_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -46,11 +47,12 @@ int main(int argc, char** argv) {
       opt.profile = *p;
       profile_given = true;
     } else if (a == "--fault") {
-      std::string v = value();
-      fault = findFault(v);
-      if (!fault) { std::cerr << "conform-plugin: unknown fault `" << v << "`; see --list-faults\n"; return 2; }
+      fault_name = value();
     } else if (a == "--list-faults") {
       for (const auto& f : faultTable()) std::printf("%-28s %-9s %s\n", f.name, f.rule, f.description);
+      // The SDK fixture's faults (fixture.h) after the gallery's; they need --fixture sdk.
+      for (const auto* table : {&callbackFixtureFaults(), &producerFixtureFaults()})
+        for (const auto& f : *table) std::printf("%-28s %-9s [--fixture sdk] %s\n", f.name, f.rule, f.description);
       return 0;
     } else if (a == "--behaviour") {
       behaviour_file = value();
@@ -72,6 +74,25 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "conform-plugin: unknown argument `" << a << "`\n" << kUsage;
       return 2;
+    }
+  }
+  // --fault NAME: a gallery fault, or a fixture fault of the SDK fixture (which needs --fixture sdk).
+  std::string fixture_fault;
+  if (fault_name) {
+    fault = findFault(*fault_name);
+    if (!fault) {
+      bool is_fixture = false;
+      for (const auto* table : {&callbackFixtureFaults(), &producerFixtureFaults()})
+        for (const auto& f : *table) is_fixture = is_fixture || *fault_name == f.name;
+      if (!is_fixture) {
+        std::cerr << "conform-plugin: unknown fault `" << *fault_name << "`; see --list-faults\n";
+        return 2;
+      }
+      if (!fixture) {
+        std::cerr << "conform-plugin: fault `" << *fault_name << "` is a fault of the SDK fixture: it needs --fixture sdk\n";
+        return 2;
+      }
+      fixture_fault = *fault_name;
     }
   }
   if (behaviour_file && (example || fault)) {
@@ -109,8 +130,9 @@ int main(int argc, char** argv) {
   } else {
     builder.emplace(builtinBehaviour(opt));
     if (fixture) {  // the SDK fixture tools on top of the built-in behaviour (docs/sdk-fixture.md)
-      addCallbackFixtures(*builder, opt, "");
-      addProducerFixtures(*builder, opt, "");
+      // Each table's adder acts only on its own fault names (fixture.h).
+      addCallbackFixtures(*builder, opt, fixture_fault);
+      addProducerFixtures(*builder, opt, fixture_fault);
     }
   }
   auto& clk = conform::clock::RealClock::instance();
@@ -121,10 +143,9 @@ int main(int argc, char** argv) {
   }
   PluginServer& server = *built.value();
   RunOptions ro;
-  if (fault) {
-    installFault(*fault, server, opt.profile);
+  if (fault) installFault(*fault, server, opt.profile);
+  if (fault || !fixture_fault.empty())
     ro.max_lifetime = std::chrono::seconds(60);  // a fault process never outlives a test run
-  }
   int rc = runStdio(server, clk, ro);
   if (fault && fault->linger_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault->linger_ms));
   if (rc != 0) std::cerr << "conform-plugin: " << server.failure() << "\n";

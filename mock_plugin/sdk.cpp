@@ -84,11 +84,34 @@ void Core::schedule(clock::Duration d, std::function<void()> fn) {
 }
 
 std::shared_ptr<SlotToken> Core::takeSlot() {
-  if (active >= kMaxCallbacks) return nullptr;
+  if (active >= spec.dev.max_callbacks) return nullptr;  // SDK-17: 64 (kMaxCallbacks) unless a fixture fault
   ++active;
   auto s = std::make_shared<SlotToken>();
   s->core = weak_from_this();
   return s;
+}
+
+std::shared_ptr<Grant> Core::newGrant(const std::string& session_id, std::optional<std::string> token, bool request) {
+  std::shared_ptr<Grant> g;
+  if (spec.dev.session_shared_grant) {  // fixture fault (SDK-06 broken): one grant per session
+    auto& shared = session_grants[session_id];
+    if (!shared) shared = std::make_shared<Grant>();
+    *shared = Grant{};
+    g = shared;
+  } else {
+    g = std::make_shared<Grant>();  // SDK-06: each context holds only its own frame's token
+  }
+  g->session_id = session_id;
+  g->token = std::move(token);
+  g->request = request;
+  g->decoded = clk.now();  // SDK-07: notification grants run from decode
+  return g;
+}
+
+bool Core::dropReplyWhileSaturated(std::string_view what) {
+  if (!spec.dev.replies_need_slot || active < spec.dev.max_callbacks) return false;
+  log("conform-plugin: callback slots saturated: dropped " + std::string(what) + " (fixture fault, SDK-22)");
+  return true;
 }
 
 void SlotToken::release() {
@@ -273,6 +296,10 @@ void Core::onRequest(const json::Value& id, std::string_view method, const json:
   if (method == "plugin/ping") {
     // PING-04: answered inline, without a callback slot.
     if (!isEmptyParams(params)) return fatal("SDK-25: plugin/ping params must be exactly {}");
+    if (spec.dev.ping_takes_slot) {  // fixture fault (PING-04 broken): ping waits for a slot like a callback
+      auto slot = takeSlot();
+      if (!slot) return respondError(id_text, spec.dev.busy_code, "plugin busy: all callback slots are in use");
+    }
     respond(id_text, "{}");
     return;
   }
@@ -300,6 +327,7 @@ void Core::onNotification(std::string_view method, const json::Value* params) {
 void Core::onResponse(const json::Value& msg) {
   // SDK-22: responses are processed on the reader path, independent of callback slots.
   const json::Value& id = *json::member(msg, "id");
+  if (dropReplyWhileSaturated("a response to request " + json::compact(id))) return;
   if (!id.IsInt64() || !pending.count(id.GetInt64())) {
     log("conform-plugin: ignoring a response with an unknown id " + json::compact(id));
     return;
@@ -319,10 +347,6 @@ void Core::onResponse(const json::Value& msg) {
 // Tools and hooks
 // ---------------------------------------------------------------------------------------------
 
-// ---------------------------------------------------------------------------------------------
-// Tools and hooks
-// ---------------------------------------------------------------------------------------------
-
 void Core::onToolCall(const std::string& id_text, const json::Value* params) {
   auto p = decodeParams<protocol::ToolCallParams>(params);  // TOOL-05, TOOL-31: strict decoding
   if (!p) return respondError(id_text, kInvalidParams, "invalid plugin/tools/call params: " + p.error());
@@ -335,7 +359,7 @@ void Core::onToolCall(const std::string& id_text, const json::Value* params) {
                         "arguments do not match the parameter schema of `" + p->tool + "`: " + v->str());
   auto slot = takeSlot();
   if (!slot)  // SDK-17/18
-    return respondError(id_text, kBusyCode, "plugin busy: all 64 callback slots are in use");
+    return respondError(id_text, spec.dev.busy_code, "plugin busy: all 64 callback slots are in use");
   ToolCall call;
   call.tool = p->tool;
   call.session_id = p->session_id;
@@ -344,23 +368,21 @@ void Core::onToolCall(const std::string& id_text, const json::Value* params) {
   call.arguments = std::move(p->arguments.doc());
   call.resource = p->resource;
   call.cancellation_token = p->cancellation_token;
-  auto g = std::make_shared<Grant>();
-  g->session_id = call.session_id;
-  g->token = call.context_id;
-  g->request = true;
-  g->decoded = clk.now();
+  auto g = newGrant(call.session_id, call.context_id, /*request=*/true);
   ToolReply reply;
   reply.st_ = std::make_shared<ReplyBase::State>();
   reply.st_->core = weak_from_this();
   reply.st_->id_text = id_text;
   reply.st_->what = "plugin/tools/call " + call.tool;
   reply.st_->slot = std::move(slot);
-  reply.st_->grant = g;
+  // SDK-07: the answer ends the request grant the context holds (the fixture fault
+  // grant_outlives_answer ends a copy instead).
+  reply.st_->grant = spec.dev.grant_outlives_answer ? std::make_shared<Grant>(*g) : g;
   reply.st_->output = &it->decl.output;
   try {
     it->handler(makeContext(g), std::move(call), reply);
   } catch (...) {
-    reply.sendError(kInternalError, "tool handler panicked");  // SDK-26
+    reply.sendError(spec.dev.panic_code, "tool handler panicked");  // SDK-26: -32603
   }
 }
 
@@ -369,19 +391,16 @@ void Core::onHook(const std::string& id_text, Hook h, const json::Value* params)
     return respondError(id_text, kInvalidParams,
                         std::string("invalid plugin/intercept/") + hookName(h) + " params: " + *e);
   auto slot = takeSlot();
-  if (!slot) return respondError(id_text, kBusyCode, "plugin busy: all 64 callback slots are in use");
-  auto g = std::make_shared<Grant>();
-  g->session_id = std::string(*json::stringMember(*params, "session_id"));
-  g->token = std::string(*json::stringMember(*params, "context_id"));
-  g->request = true;
-  g->decoded = clk.now();
+  if (!slot) return respondError(id_text, spec.dev.busy_code, "plugin busy: all 64 callback slots are in use");
+  auto g = newGrant(std::string(*json::stringMember(*params, "session_id")),
+                    std::string(*json::stringMember(*params, "context_id")), /*request=*/true);
   HookReply reply;
   reply.st_ = std::make_shared<ReplyBase::State>();
   reply.st_->core = weak_from_this();
   reply.st_->id_text = id_text;
   reply.st_->what = std::string("plugin/intercept/") + hookName(h);
   reply.st_->slot = std::move(slot);
-  reply.st_->grant = g;
+  reply.st_->grant = spec.dev.grant_outlives_answer ? std::make_shared<Grant>(*g) : g;
   try {
     spec.hooks[h](makeContext(g), *params, reply);
   } catch (...) {
@@ -415,15 +434,13 @@ void Core::onEvent(const json::Value* params) {
   d.timestamp = p->timestamp;
   d.seq = p->seq;
   d.event = std::move(p->event.doc());
-  auto g = std::make_shared<Grant>();
-  g->session_id = d.session_id;
-  g->token = d.context_id;
-  g->decoded = clk.now();
+  auto g = newGrant(d.session_id, d.context_id, /*request=*/false);
   Completion c;
   c.slot_ = std::move(slot);
   try {
     spec.on_event(makeContext(g), d, c);
   } catch (...) {
+    if (spec.dev.event_panic_fatal) return fatal("event handler panicked (fixture fault: EVT-23 broken)");
     log("conform-plugin: event handler panicked; continuing (EVT-23, SDK-26)");
   }
 }
@@ -443,10 +460,7 @@ void Core::onBusEvent(const json::Value* params) {
   d.name = p->name;
   d.context_id = p->context_id;
   d.payload = std::move(p->payload.doc());
-  auto g = std::make_shared<Grant>();
-  g->session_id = d.session_id;
-  g->token = d.context_id;  // BUS-06: no context_id, no usable grant
-  g->decoded = clk.now();
+  auto g = newGrant(d.session_id, d.context_id, /*request=*/false);  // BUS-06: no context_id, no usable grant
   Completion c;
   c.slot_ = std::move(slot);
   try {
@@ -459,8 +473,15 @@ void Core::onBusEvent(const json::Value* params) {
 void Core::onEmitResult(const json::Value* params) {
   auto p = decodeParams<protocol::EmitResultParams>(params);
   if (!p) return fatal("SDK-25: undecodable plugin/emit_result params: " + p.error());
-  // EMIT-25: first pending emit with this name, first in first out.
-  auto it = std::find_if(pending_emits.begin(), pending_emits.end(), [&](const auto& e) { return e.first == p->name; });
+  if (dropReplyWhileSaturated("plugin/emit_result for `" + p->name + "`")) return;
+  // EMIT-25: first pending emit with this name, first in first out (the fixture fault
+  // emit_pairing_lifo takes the newest one instead).
+  auto same = [&](const auto& e) { return e.first == p->name; };
+  auto it = std::find_if(pending_emits.begin(), pending_emits.end(), same);
+  if (spec.dev.emit_pairing_lifo) {
+    auto rit = std::find_if(pending_emits.rbegin(), pending_emits.rend(), same);
+    it = rit == pending_emits.rend() ? pending_emits.end() : std::prev(rit.base());
+  }
   if (it == pending_emits.end()) {
     log("conform-plugin: plugin/emit_result for `" + p->name + "` matches no pending emit; ignored");
     return;
@@ -471,6 +492,8 @@ void Core::onEmitResult(const json::Value* params) {
   r.bus = p->bus;  // EMIT-26, SDK-08: the engine's status is reported as received
   r.durable = p->durable;
   r.reason = p->reason;
+  if (spec.dev.emit_optimistic) r.bus = EmitStatus::Published;  // fixture fault: SDK-08 broken
+  if (spec.dev.emit_status_collapsed && r.bus != EmitStatus::Published) r.bus = EmitStatus::Dropped;  // EMIT-26 broken
   if (done) done(std::move(r));
 }
 
@@ -492,10 +515,19 @@ void Core::onRecoveryStart(const json::Value* params) {
     rd.ready();
     return;
   }
-  recovery_busy = true;  // SDK-21: the dedicated slot, outside the 64
-  auto slot = std::make_shared<SlotToken>();
-  slot->core = weak_from_this();
-  slot->recovery = true;
+  std::shared_ptr<SlotToken> slot;
+  if (spec.dev.recovery_takes_slot) {  // fixture fault (SDK-21 broken): recovery uses an ordinary slot
+    slot = takeSlot();
+    if (!slot) {
+      log("conform-plugin: callback slots saturated: recovery callback not run (fixture fault, SDK-21)");
+      return;
+    }
+  } else {
+    recovery_busy = true;  // SDK-21: the dedicated slot, outside the 64
+    slot = std::make_shared<SlotToken>();
+    slot->core = weak_from_this();
+    slot->recovery = true;
+  }
   rd.st_->slot = slot;
   auto g = std::make_shared<Grant>();  // no token: recovery has no emit grant
   try {
@@ -503,6 +535,11 @@ void Core::onRecoveryStart(const json::Value* params) {
   } catch (...) {
     rd.failed("recovery callback panicked");
   }
+}
+
+PluginBuilder& PluginBuilder::deviations(SdkDeviations d) {
+  spec_->dev = d;
+  return *this;
 }
 
 }  // namespace conform::plugin

@@ -367,6 +367,25 @@ class PluginServer {
   std::shared_ptr<Core> core_;
 };
 
+// SDK deviations: the fault knobs of the SDK fixture (mock_plugin/fixture.h, `conform-plugin
+// --fixture sdk --fault NAME`). Each makes the SDK break ONE callback/emit rule the way real SDKs
+// get it wrong, so the fixture catalogue can prove its case for that rule FAILs. The defaults are
+// the conforming SDK; conforming plugins never call PluginBuilder::deviations().
+struct SdkDeviations {
+  std::size_t max_callbacks = kMaxCallbacks;  // SDK-17: slots before saturation
+  int busy_code = kBusyCode;                  // SDK-18: the saturation error code
+  bool ping_takes_slot = false;               // PING-04: ping dispatched through a callback slot
+  bool recovery_takes_slot = false;           // SDK-21: recovery holds one of the ordinary slots
+  bool replies_need_slot = false;             // SDK-22: responses / emit_results dropped while saturated
+  bool event_panic_fatal = false;             // EVT-23: a panicking event handler ends the plugin
+  int panic_code = kInternalError;            // SDK-26: the error a panicking tool handler answers
+  bool session_shared_grant = false;          // SDK-06: contexts share the session's newest grant
+  bool grant_outlives_answer = false;         // SDK-07: request grants stay usable after the answer
+  bool emit_optimistic = false;               // SDK-08: an emit that reached the wire reports published
+  bool emit_pairing_lifo = false;             // EMIT-25: results pair with the NEWEST pending emit of a name
+  bool emit_status_collapsed = false;         // EMIT-26: every status but published reported as dropped (0.0.4's mapping)
+};
+
 class PluginBuilder {
  public:
   PluginBuilder(std::string name, std::string version);
@@ -378,6 +397,8 @@ class PluginBuilder {
   PluginBuilder& enableProducers();
   PluginBuilder& onRecovery(RecoveryHandler h);
   PluginBuilder& intercept(Hook hook, HookHandler h);
+  // Fixture faults only (SdkDeviations above); defined in sdk.cpp.
+  PluginBuilder& deviations(SdkDeviations d);
   // Named builder methods for every hook (SDK-24).
   PluginBuilder& toolBeforeCall(HookHandler h) { return intercept(Hook::ToolBeforeCall, std::move(h)); }
   PluginBuilder& toolAfterResult(HookHandler h) { return intercept(Hook::ToolAfterResult, std::move(h)); }

@@ -47,6 +47,7 @@ struct PluginBuilder::Spec {
   bool producers = false;
   RecoveryHandler on_recovery;
   std::map<Hook, HookHandler> hooks;
+  SdkDeviations dev;  // fixture faults only (sdk.h)
 };
 
 struct ReplyBase::State {
@@ -92,6 +93,8 @@ class Core : public std::enable_shared_from_this<Core> {
   PluginServer::OutboundFilter filter;
   PluginServer::InboundObserver observer;
   std::function<void(std::string_view)> log_sink;
+  // SdkDeviations::session_shared_grant: the newest grant of each session (SDK-06 broken).
+  std::map<std::string, std::shared_ptr<Grant>> session_grants;
 
   bool running() const { return st == ServerState::Running; }
   void log(std::string_view line);
@@ -123,6 +126,11 @@ class Core : public std::enable_shared_from_this<Core> {
   void onRecoveryStart(const json::Value* params);
   std::string initializeResult() const;
   std::shared_ptr<SlotToken> takeSlot();  // nullptr when 64 are busy
+  // The grant of one triggering frame (SDK-06/07); `token` absent: no usable grant (BUS-06).
+  std::shared_ptr<Grant> newGrant(const std::string& session_id, std::optional<std::string> token, bool request);
+  // SDK-22: responses and emit results are never dropped — except under the fixture fault
+  // SdkDeviations::replies_need_slot, where they are dropped while every slot is busy.
+  bool dropReplyWhileSaturated(std::string_view what);
   Context makeContext(std::shared_ptr<Grant> g);
 };
 
