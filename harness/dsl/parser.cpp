@@ -603,7 +603,6 @@ class FileParser {
         return flush(p);
       }
     }
-    if (x.first && x.workspace) return errorAt(p, "`first` orders user plugins; a workspace plugin follows every user plugin");
     cur_->plugins.push_back(std::move(x));
     flush(p);
   }

@@ -122,6 +122,8 @@ struct ExtraPlugin {
   Loc loc;
   bool first = false;      // listed before the main probe in `plugins` (else after it)
   bool workspace = false;  // listed in `workspace_plugins` (after every user entry, §1.6)
+  // first + workspace: a user entry NAME listed before the main probe (a command that cannot
+  // connect) is replaced IN PLACE by the workspace entry NAME, the probe (§1.6, HOOK-05).
   std::vector<std::pair<std::string, std::string>> handshake;  // on NAME handshake key=value
   std::vector<std::pair<std::string, std::string>> config;     // on NAME config KEY VALUE
 };

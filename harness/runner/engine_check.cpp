@@ -360,8 +360,18 @@ std::string PluginRoleRunner::configText(const std::string& probe) const {
   };
   std::string user, workspace;
   auto add = [](std::string& list, const std::string& e) { list += (list.empty() ? "" : ",") + e; };
-  for (const ProbeSlot& slot : slots_)
-    if (slot.first) add(user, entry(slot));
+  for (const ProbeSlot& slot : slots_) {
+    if (!slot.first) continue;
+    if (!slot.workspace) {
+      add(user, entry(slot));
+      continue;
+    }
+    // `plugin NAME first workspace`: the user entry the workspace entry must replace in place
+    // (§1.6). Its socket has no listener: an engine that starts it instead gets a plugin that
+    // cannot connect, and the case cannot reach its handshake.
+    add(user, fmt::format("{}:{{\"command\":{},\"args\":[\"probe\",\"--connect\",{}]}}", quote(slot.name), quote(probe),
+                          quote(dir_ + "/replaced-user-entry.sock")));
+  }
   add(user, entry(slots_[0]));
   for (std::size_t i = 1; i < slots_.size(); ++i)
     if (!slots_[i].first && !slots_[i].workspace) add(user, entry(slots_[i]));
