@@ -7,7 +7,8 @@
 //       fixture is a contract a plugin opts into);
 //   (3) every producer fixture fault (mock_plugin/fixture_producer.cpp) makes
 //       `conform check --only RULE -- conform-plugin --fixture sdk --fault NAME` exit 1 with a FAIL
-//       on its rule; "producer fixture kill rate: N/M" is printed.
+//       on its rule — or, for a Lvl C rule (SDK-20), report NON-STRICT on it (exit 0 by design:
+//       [chosen] figures are a profile check); "producer fixture kill rate: N/M" is printed.
 // Processes run under coreutils `timeout`, two at a time (the machine is shared), each with --only
 // so one run is one short case.
 #include <catch2/catch.hpp>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <future>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -72,6 +74,9 @@ Ran run(const std::vector<std::string>& argv, int deadline_s) {
   return r;
 }
 
+// Rules of kFaults whose level is C (RULES.md): their findings are NON-STRICT, exit 0.
+const std::set<std::string> kLevelC = {"SDK-20"};
+
 bool reports(const std::string& out, const std::string& verdict, const std::string& rule) {
   std::istringstream in(out);
   for (std::string l; std::getline(in, l);)
@@ -80,7 +85,7 @@ bool reports(const std::string& out, const std::string& verdict, const std::stri
 }
 
 std::vector<std::string> checkArgs(const std::vector<std::string>& rules) {
-  std::vector<std::string> a = {kConform, "check", "--jobs", "2"};
+  std::vector<std::string> a = {kConform, "check", "--verbose", "--jobs", "2"};
   for (const auto& r : rules) {
     a.push_back("--only");
     a.push_back(r);
@@ -149,7 +154,8 @@ TEST_CASE("every producer fixture fault is caught by the case for its rule", "[c
   std::string missed;
   for (const auto& [name, rule] : all) {
     const Ran& r = results[name];
-    const bool ok = r.status == 1 && reports(r.out, "FAIL", rule);
+    const bool ok = kLevelC.count(rule) ? (r.status == 0 || r.status == 1) && reports(r.out, "NON-STRICT", rule)
+                                        : r.status == 1 && reports(r.out, "FAIL", rule);
     if (ok) ++caught;
     else missed += "\n  missed: " + name + " (" + rule + ", exit " + std::to_string(r.status) + ")";
     INFO(name << " → " << rule << ":\n" << r.out);
