@@ -1062,6 +1062,26 @@ class EngineSession {
   std::size_t substitutions_ = 0;
 };
 
+// The replay's own trace: the file `--out` names, or `mem` (the monitors still read it); null after
+// saying why on `err`.
+std::unique_ptr<trace::TraceWriter> openReplayTrace(const ReplayCommandOptions& opt, const char* role,
+                                                    const std::string& recorded_profile, std::ostringstream& mem,
+                                                    std::ostream& err) {
+  trace::TraceHeader hdr;
+  hdr.role = role;
+  hdr.peer = opt.command;
+  hdr.profile = opt.profile.empty() ? recorded_profile : opt.profile;
+  if (opt.out.empty())
+    return std::make_unique<trace::TraceWriter>(mem, clock::RealClock::instance(), std::move(hdr),
+                                                trace::WriterOptions{trace::FlushPolicy::Buffered, false});
+  auto w = trace::TraceWriter::open(opt.out, clock::RealClock::instance(), std::move(hdr));
+  if (!w) {
+    err << fmt::format("conform replay: cannot write {}: {}\n", opt.out, w.error());
+    return nullptr;
+  }
+  return std::move(*w);
+}
+
 int runReplayAsPlugin(const ReplayCommandOptions& opt, std::ostream& out, std::ostream& err) {
   auto rec = loadPluginSide(opt.trace);
   if (!rec) {
@@ -1069,23 +1089,9 @@ int runReplayAsPlugin(const ReplayCommandOptions& opt, std::ostream& out, std::o
     err << fmt::format("conform replay: {}{}: {}\n", opt.trace, e.line ? fmt::format(":{}", e.line) : "", e.message);
     return kExitHarness;
   }
-  trace::TraceHeader hdr;
-  hdr.role = "plugin";
-  hdr.peer = opt.command;
-  hdr.profile = opt.profile.empty() ? rec->profile : opt.profile;
   std::ostringstream mem;
-  std::unique_ptr<trace::TraceWriter> tw;
-  if (!opt.out.empty()) {
-    auto w = trace::TraceWriter::open(opt.out, clock::RealClock::instance(), std::move(hdr));
-    if (!w) {
-      err << fmt::format("conform replay: cannot write {}: {}\n", opt.out, w.error());
-      return kExitHarness;
-    }
-    tw = std::move(*w);
-  } else {
-    tw = std::make_unique<trace::TraceWriter>(mem, clock::RealClock::instance(), std::move(hdr),
-                                              trace::WriterOptions{trace::FlushPolicy::Buffered, false});
-  }
+  auto tw = openReplayTrace(opt, "plugin", rec->profile, mem, err);
+  if (!tw) return kExitHarness;
   const std::string out_name = opt.out.empty() ? "replay" : opt.out;
   std::vector<Frame> replayed;
   std::size_t subs = 0;
@@ -1147,23 +1153,9 @@ int runReplay(const ReplayCommandOptions& opt, std::ostream& out, std::ostream& 
   }
 
   // The replay's own trace: the file asked for, or memory (the monitors still read it).
-  trace::TraceHeader hdr;
-  hdr.role = "engine";
-  hdr.peer = opt.command;
-  hdr.profile = opt.profile.empty() ? rec->profile : opt.profile;
   std::ostringstream mem;
-  std::unique_ptr<trace::TraceWriter> tw;
-  if (!opt.out.empty()) {
-    auto w = trace::TraceWriter::open(opt.out, clock::RealClock::instance(), std::move(hdr));
-    if (!w) {
-      err << fmt::format("conform replay: cannot write {}: {}\n", opt.out, w.error());
-      return kExitHarness;
-    }
-    tw = std::move(*w);
-  } else {
-    tw = std::make_unique<trace::TraceWriter>(mem, clock::RealClock::instance(), std::move(hdr),
-                                              trace::WriterOptions{trace::FlushPolicy::Buffered, false});
-  }
+  auto tw = openReplayTrace(opt, "engine", rec->profile, mem, err);
+  if (!tw) return kExitHarness;
   const std::string out_name = opt.out.empty() ? "replay" : opt.out;
 
   std::vector<Frame> replayed;
