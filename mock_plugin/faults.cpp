@@ -122,12 +122,15 @@ Installer sendOnce(std::string key, std::string desc) {
 struct Entry {
   Fault meta;
   Installer install;
+  bool stimulus = false;  // faults.h: an engine stimulus, not a plugin fault
 };
 
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = [] {
     std::vector<Entry> t;
-    auto add = [&](Fault f, Installer i) { t.push_back({f, std::move(i)}); };
+    auto add = [&](Fault f, Installer i) { t.push_back({f, std::move(i), false}); };
+    // A stimulus: the behaviour breaks no rule that binds the plugin (see the reason beside each).
+    auto stimulus = [&](Fault f, Installer i) { t.push_back({f, std::move(i), true}); };
     // ---- handshake ----------------------------------------------------------------------------
     add({"wrong_version", "INIT-10", "reports protocol_version \"0.0.5\""},
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/protocol_version", "\"0.0.5\""); }));
@@ -158,13 +161,19 @@ const std::vector<Entry>& entries() {
         }));
     add({"non_snake_tool", "INIT-20", "declares a tool named `EchoTool`"},
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/tools/0/name", "\"EchoTool\""); }));
-    add({"bad_permission", "INIT-21", "declares permission_name `Echo-Perm` (not snake_case)"},
+    // Stimuli: INIT-21 [impl] binds the ENGINE (it refuses such declarations); no rule binding the
+    // plugin asks for snake_case permission names, non-empty descriptions or a primary parameter
+    // that is a property (TOOL-01 only requires the members; SDK-03 makes an SDK refuse to build,
+    // which is not visible on the wire).
+    stimulus({"bad_permission", "INIT-21", "declares permission_name `Echo-Perm` (not snake_case)"},
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/tools/0/permission_name", "\"Echo-Perm\""); }));
-    add({"empty_description", "INIT-21", "declares a tool with an empty description"},
+    stimulus({"empty_description", "INIT-21", "declares a tool with an empty description"},
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/tools/0/description", "\"\""); }));
-    add({"invalid_tool_schema", "INIT-21", "declares parameters {\"type\":12}, which no meta-schema accepts"},
+    // TOOL-01 (M, P): `parameters` is a JSON Schema, and {"type":12} is none (the engine's refusal of
+    // it is INIT-21, which binds the engine).
+    add({"invalid_tool_schema", "TOOL-01", "declares parameters {\"type\":12}, which no meta-schema accepts"},
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/tools/0/parameters", R"({"type":12})"); }));
-    add({"primary_not_in_properties", "INIT-21", "names a primary_resource_param that is not in properties"},
+    stimulus({"primary_not_in_properties", "INIT-21", "names a primary_resource_param that is not in properties"},
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/tools/0/primary_resource_param", "\"missing_param\""); }));
     add({"missing_primary_member", "TOOL-01", "omits the required (nullable) member primary_resource_param"},
         initRewrite([](Env&, json::Document& d) { rapidjson::Pointer("/result/tools/0/primary_resource_param").Erase(d); }));
@@ -224,37 +233,41 @@ const std::vector<Entry>& entries() {
         onEvent([](Env& e, const std::string&, const std::string&) {
           e.srv->writeRaw("{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}");
         }));
-    add({"reuse_token", "EMIT-06", "emits twice with the same plugin/event context token"},
+    // Stimuli: EMIT-05/06/08/10/13 and QUOTA-01/02/05 bind the ENGINE (RULES.md Binds E): its answer
+    // to such an emit is a rejection or a drop. A plugin that is not built on the SDK breaks no rule
+    // by trying (SDK-06/07 bind an SDK's local checks, which the wire cannot tell apart: these
+    // frames are written raw). SDK-07 is judged by the SDK fixture's own faults (docs/sdk-fixture.md).
+    stimulus({"reuse_token", "EMIT-06", "emits twice with the same plugin/event context token"},
         onEvent([](Env& e, const std::string& s, const std::string& t) {
           e.srv->writeRaw(emitFrame(s, t, "conform.reuse", "{}"));
           e.srv->writeRaw(emitFrame(s, t, "conform.reuse", "{}"));
         }));
-    add({"emit_after_expiry", "EMIT-10", "emits with the first event's token 5.5 s after receiving it", 6500},
+    stimulus({"emit_after_expiry", "EMIT-10", "emits with the first event's token 5.5 s after receiving it", 6500},
         onEvent([](Env& e, const std::string& s, const std::string& t) {
           if (e.once) return;
           e.once = true;
           PluginServer* srv = e.srv;
           srv->after(std::chrono::milliseconds(5500), [srv, s, t] { srv->writeRaw(emitFrame(s, t, "conform.late", "{}")); });
         }));
-    add({"emit_wrong_session", "EMIT-05", "emits with an event's token but another session id"},
+    stimulus({"emit_wrong_session", "EMIT-05", "emits with an event's token but another session id"},
         onEvent([](Env& e, const std::string& s, const std::string& t) {
           std::string other = s == "00000000-0000-7000-8000-000000000000" ? "00000000-0000-7000-8000-000000000001"
                                                                            : "00000000-0000-7000-8000-000000000000";
           e.srv->writeRaw(emitFrame(other, t, "conform.session", "{}"));
         }));
-    add({"emit_unknown_token", "EMIT-13", "emits with a context token the engine never delivered"},
+    stimulus({"emit_unknown_token", "EMIT-13", "emits with a context token the engine never delivered"},
         onEvent([](Env& e, const std::string& s, const std::string&) {
           e.srv->writeRaw(emitFrame(s, "conform-made-up-token", "conform.unknown", "{}"));
         }));
-    add({"emit_flood", "QUOTA-05", "emits once per delivered event, exceeding 40 per second in a burst"},
+    stimulus({"emit_flood", "QUOTA-05", "emits once per delivered event, exceeding 40 per second in a burst"},
         onEvent([](Env& e, const std::string& s, const std::string& t) { e.srv->writeRaw(emitFrame(s, t, "conform.flood", "{}")); }));
-    add({"oversized_payload", "QUOTA-01", "emits a 262,145-byte payload with the first event's token"},
+    stimulus({"oversized_payload", "QUOTA-01", "emits a 262,145-byte payload with the first event's token"},
         onEvent([](Env& e, const std::string& s, const std::string& t) {
           if (e.once) return;
           e.once = true;
           e.srv->writeRaw(emitFrame(s, t, "conform.big", quote(std::string(262'143, 'p'))));
         }));
-    add({"oversized_name", "QUOTA-02", "emits with a 129-character event name"},
+    stimulus({"oversized_name", "QUOTA-02", "emits with a 129-character event name"},
         onEvent([](Env& e, const std::string& s, const std::string& t) {
           if (e.once) return;
           e.once = true;
@@ -271,7 +284,8 @@ const std::vector<Entry>& entries() {
           initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/capabilities/publish_bus", "false"); })(e);
         });
     // ---- tools (triggered by plugin/tools/call) ------------------------------------------------
-    add({"emit_after_answer", "EMIT-08", "emits with a tool call's token after answering the call"},
+    // Stimulus: EMIT-08 binds the engine (the request token ends with the answer), as above.
+    stimulus({"emit_after_answer", "EMIT-08", "emits with a tool call's token after answering the call"},
         [](const EnvPtr& e) {
           auto calls = std::make_shared<std::map<std::string, std::pair<std::string, std::string>>>();
           e->inbound = [calls](const json::Value& msg, const std::string& m) {
@@ -360,7 +374,9 @@ const std::vector<Entry>& entries() {
           e.srv->writeRaw(requestFrame(e, "plugin/producer/send",
                                        sendParams(e, "0191c0de-0000-7000-8000-0000000000aa", "k-stale", "from last run", "hello")));
         }));
-    add({"key_reuse", "PROD-19", "registers, then sends two different bodies with one idempotency key"},
+    // Stimulus: PROD-19 binds the engine (it rejects the reuse with -32045); no rule binding the plugin
+    // forbids trying (PROD-21 concerns retries after a commit-uncertain send).
+    stimulus({"key_reuse", "PROD-19", "registers, then sends two different bodies with one idempotency key"},
         afterRegister([](Env& e, const std::string& pid) {
           e.srv->writeRaw(requestFrame(e, "plugin/producer/send", sendParams(e, pid, "k-same", "first", "body A")));
           e.srv->writeRaw(requestFrame(e, "plugin/producer/send", sendParams(e, pid, "k-same", "first", "body B")));
@@ -405,6 +421,9 @@ const std::vector<Entry>& entries() {
           std::string head = R"({"jsonrpc":"2.0","method":"conform/pad","params":{"p":")", tail = "\"}}";
           return std::vector<std::string>{std::move(f), head + std::string(4'194'305 - head.size() - tail.size(), 'x') + tail};
         }));
+    // FRAME-10 (I, E,P: "writers must never send one"; FAIL under --strict). It also breaks FRAME-01
+    // (M: one JSON object per line), but only the case's timing shows that today (the monitors name
+    // an empty line FRAME-10 alone): the fault moves to FRAME-01 once the frame monitor names it.
     add({"empty_line", "FRAME-10", "writes an empty line after the handshake"},
         initThen([](Env&, std::string f) { return std::vector<std::string>{std::move(f), ""}; }));
     add({"batch_frame", "FRAME-11", "writes the JSON array [] as a frame after the handshake"},
@@ -421,19 +440,36 @@ const std::vector<Entry>& entries() {
 
 }  // namespace
 
+namespace {
+std::vector<Fault> tableOf(bool stimuli) {
+  std::vector<Fault> r;
+  for (const auto& e : entries())
+    if (e.stimulus == stimuli) r.push_back(e.meta);
+  return r;
+}
+}  // namespace
+
 const std::vector<Fault>& faultTable() {
-  static const std::vector<Fault> v = [] {
-    std::vector<Fault> r;
-    for (const auto& e : entries()) r.push_back(e.meta);
-    return r;
-  }();
+  static const std::vector<Fault> v = tableOf(false);
+  return v;
+}
+
+const std::vector<Fault>& stimulusTable() {
+  static const std::vector<Fault> v = tableOf(true);
   return v;
 }
 
 const Fault* findFault(std::string_view name) {
-  for (const auto& f : faultTable())
-    if (name == f.name) return &f;
+  for (const auto* t : {&faultTable(), &stimulusTable()})
+    for (const auto& f : *t)
+      if (name == f.name) return &f;
   return nullptr;
+}
+
+bool isStimulus(std::string_view name) {
+  for (const auto& f : stimulusTable())
+    if (name == f.name) return true;
+  return false;
 }
 
 void installFault(const Fault& f, PluginServer& server, Profile profile) {

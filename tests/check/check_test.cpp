@@ -99,6 +99,48 @@ TEST_CASE("conform check exits 1 on a fault, 2 on usage errors", "[check]") {
   CHECK(runner::runCheck(o, out, err) == 2);
 }
 
+TEST_CASE("FRAME-19 --strict: a Lvl I breach by the plugin exits 0 by default, 1 under --strict, marked in the reports", "[check][strict]") {
+  auto dir = std::filesystem::temp_directory_path() / "conform-check-strict-test";
+  std::filesystem::remove_all(dir);
+  runner::CheckOptions o;
+  o.command = {kPlugin, "--fault", "duplicate_member"};
+  o.report_dir = "";
+  o.only = {"FRAME-19"};
+  std::ostringstream out, err;
+  CHECK(runner::runCheck(o, out, err) == 0);
+  CHECK(out.str().find("[NON-STRICT] FRAME-19") != std::string::npos);
+  o.strict = true;
+  o.report_dir = dir.string();
+  std::ostringstream sout, serr;
+  CHECK(runner::runCheck(o, sout, serr) == 1);
+  INFO(sout.str() << serr.str());
+  CHECK(sout.str().find("[strict: Lvl I/C rules binding]") != std::string::npos);
+  CHECK(sout.str().find("[FAIL] FRAME-19 (MUST implementation, plugin, --strict)") != std::string::npos);
+  std::ifstream j(dir / "report.json");
+  std::stringstream js;
+  js << j.rdbuf();
+  CHECK(js.str().find("\"strict\": true") != std::string::npos);
+  CHECK(js.str().find("\"strict_only\": true") != std::string::npos);
+  // The conforming plugin stays clean under --strict.
+  o.command = {kPlugin};
+  o.report_dir = "";
+  std::ostringstream cout_, cerr_;
+  CHECK(runner::runCheck(o, cout_, cerr_) == 0);
+}
+
+TEST_CASE("EMIT-13 --strict: an engine stimulus is reported and never FAILs the plugin", "[check][strict]") {
+  runner::CheckOptions o;
+  o.command = {kPlugin, "--fault", "emit_unknown_token"};
+  o.report_dir = "";
+  o.only = {"EMIT-13"};
+  o.strict = true;
+  std::ostringstream out, err;
+  CHECK(runner::runCheck(o, out, err) == 0);
+  INFO(out.str());
+  CHECK(out.str().find("[NON-STRICT]") != std::string::npos);
+  CHECK(out.str().find("[FAIL]") == std::string::npos);
+}
+
 TEST_CASE("baselines: a known failure passes the run, a stale entry fails it", "[check]") {
   auto dir = std::filesystem::temp_directory_path();
   auto write = [&](const char* name, const char* text) {
