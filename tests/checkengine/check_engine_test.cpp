@@ -252,7 +252,9 @@ TEST_CASE("HOOK-34 drive send and drive reply: the reply is judged against its p
 // uncaught-but-harmless (the run must still not ERROR); see docs/check-engine.md.
 TEST_CASE("each engine fault makes the case for its rule FAIL (kill rate)", "[checkengine][faults]") {
   enum class Want { Fail, NonStrict, NotYet };
-  struct Row { const char* fault; const char* rule; Want want; };
+  // proposed: a fault suggested to the engine's owner (/work/notes/pending/aphook/engine-faults.diff)
+  // that this engine may not have yet; its row runs once `--list-faults` shows it.
+  struct Row { const char* fault; const char* rule; Want want; bool proposed = false; };
   const std::vector<Row> rows = {
       {"initialize_id_zero", "RPC-07", Want::NonStrict},
       {"write_before_handshake", "INIT-07", Want::Fail},
@@ -288,6 +290,10 @@ TEST_CASE("each engine fault makes the case for its rule FAIL (kill rate)", "[ch
       {"no_recovery_start", "RECOV-02", Want::Fail},
       {"recovery_repeat_rejected", "RECOV-10", Want::Fail},
       {"hooks_before_settled", "LIFE-12", Want::NonStrict},  // LIFE-12 is an I rule
+      // Proposed chain faults (two probes, scenarios/engine/hook/chain.scn).
+      {"hooks_by_name", "HOOK-04", Want::Fail, true},
+      {"context_per_plugin", "HOOK-11", Want::NonStrict, true},  // HOOK-11 is an I rule
+      {"invalid_state_forwarded", "HOOK-09", Want::Fail, true},
   };
   auto known = engineFaults();
   REQUIRE(!known.empty());
@@ -301,6 +307,7 @@ TEST_CASE("each engine fault makes the case for its rule FAIL (kill rate)", "[ch
   std::string missed;
   for (const Row& row : rows) {
     INFO("fault " << row.fault << " / case " << row.rule);
+    if (row.proposed && !known.count(row.fault)) continue;
     REQUIRE(known.count(row.fault) == 1);  // a row for a fault the engine does not have is a test bug
     ++total;
     runner::CheckOptions o;
