@@ -163,3 +163,68 @@ TEST_CASE("every producer fixture fault is caught by the case for its rule", "[c
   }
   WARN("producer fixture kill rate: " << caught << "/" << all.size() << missed);
 }
+
+// ---- the role-engine runner support these cases use (harness/runner/check_case.cpp) -------------
+
+namespace {
+// Writes a one-off scenario file into a fresh directory under the build tree; returns its path.
+std::string writeScenario(const std::string& name, const std::string& text) {
+  const std::string dir = std::string(CONFORM_BIN_DIR) + "/fixture_producer_test";
+  (void)run({"mkdir", "-p", dir}, 10);
+  const std::string path = dir + "/" + name;
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+}  // namespace
+
+TEST_CASE("config env without NAME=VALUE is a harness ERROR naming the line, never a verdict on the plugin",
+          "[catalogue][fixture]") {
+  const std::string scn = writeScenario("bad_env.scn",
+                                        "case SDK-16 \"bad env\"\n"
+                                        "  config env \"NO_EQUALS_SIGN\"\n"
+                                        "  expect state connected\n");
+  Ran r = run({kConform, "run", scn, "--report-dir", "", "--", kPlugin, "--fixture", "sdk"}, 30);
+  INFO(r.out);
+  CHECK(r.status == 2);
+  CHECK(r.out.find("config env: expected \"NAME=VALUE\"") != std::string::npos);
+  CHECK(r.out.find("bad_env.scn:1") != std::string::npos);
+  CHECK(r.out.find("[FAIL]") == std::string::npos);
+}
+
+TEST_CASE("config needs_tool: NOT-APPLICABLE without that tool, run with it", "[catalogue][fixture]") {
+  const std::string scn = writeScenario("needs_tool.scn",
+                                        "case SDK-16 \"needs the fixture tool\"\n"
+                                        "  config needs_tool fixture_recovery\n"
+                                        "  expect state connected\n");
+  Ran without = run({kConform, "check", "--scenarios", scn, "--verbose", "--report-dir", "", "--", kPlugin}, 30);
+  INFO(without.out);
+  CHECK(without.status == 0);
+  CHECK(reports(without.out, "NOT-APPLICABLE", "SDK-16"));
+  CHECK(without.out.find("does not declare the tool fixture_recovery") != std::string::npos);
+  Ran with = run({kConform, "check", "--scenarios", scn, "--verbose", "--report-dir", "", "--", kPlugin, "--fixture", "sdk"}, 30);
+  INFO(with.out);
+  CHECK(with.status == 0);
+  CHECK(reports(with.out, "PASS", "SDK-16"));
+}
+
+TEST_CASE("config env {tmp}: the case's private directory is removed when the case ends", "[catalogue][fixture]") {
+  // SDK-23 keeps the fixture's outbox in {tmp} across an engine restart (its retry reads it); with
+  // TMPDIR pointing at an empty directory, nothing may be left there afterwards.
+  const std::string tmp = std::string(CONFORM_BIN_DIR) + "/fixture_producer_test/tmpdir";
+  (void)run({"rm", "-rf", tmp}, 10);
+  (void)run({"mkdir", "-p", tmp}, 10);
+  auto argv = checkArgs({"SDK-23"});
+  argv.insert(argv.begin(), {"env", "TMPDIR=" + tmp});
+  argv.push_back("--fixture");
+  argv.push_back("sdk");
+  Ran r = run(argv, 60);
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(reports(r.out, "PASS", "SDK-23"));
+  Ran left = run({"find", tmp, "-mindepth", "1"}, 10);
+  INFO(left.out);
+  CHECK(left.out.empty());
+}
