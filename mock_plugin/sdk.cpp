@@ -18,6 +18,7 @@ namespace conform::plugin {
 // ---------------------------------------------------------------------------------------------
 
 Core::Core(PluginBuilder::Spec s, clock::Clock& c) : spec(std::move(s)), clk(c) {
+  in.clk = &clk;
   // FRAME-02: diagnostics go to stderr, never to stdout.
   log_sink = [](std::string_view l) { std::cerr << l << '\n' << std::flush; };
 }
@@ -104,7 +105,7 @@ std::shared_ptr<Grant> Core::newGrant(const std::string& session_id, std::option
   g->session_id = session_id;
   g->token = std::move(token);
   g->request = request;
-  g->decoded = clk.now();  // SDK-07: notification grants run from decode
+  g->decoded = decoded_at;  // SDK-07: notification grants run from the reader's decode, not dispatch
   return g;
 }
 
@@ -131,8 +132,9 @@ void Core::process() {
   // SDK-19: while the outbound queue holds 128 frames, writers wait, so we stop dispatching; the
   // inbound queue then fills and the reader stops (back-pressure, never a drop).
   while (running() && !in.empty() && out.size() < kOutboundQueueFrames) {
-    wire::FrameEvent ev = std::move(in.front());
-    in.pop_front();
+    auto [ev, at] = std::move(in.q.front());
+    in.q.pop_front();
+    decoded_at = at;
     handle(std::move(ev));
   }
   if (running()) timers.runDue(clk.now());

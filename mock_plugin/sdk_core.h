@@ -70,6 +70,17 @@ struct RecoveryDone::State {
 
 using RpcDone = std::function<void(Result<json::Document>)>;
 
+// The inbound queue (SDK-19/20: 32 frames, back-pressure on the reader). Each frame keeps the time
+// the reader handed it over, because a notification grant runs from the reader's decode (SDK-07,
+// PROTOCOL §17.3), not from dispatch: a frame can wait here while the outbound queue is full.
+struct InboundQueue {
+  const clock::Clock* clk = nullptr;
+  std::deque<std::pair<wire::FrameEvent, clock::TimePoint>> q;
+  void push_back(wire::FrameEvent ev) { q.emplace_back(std::move(ev), clk ? clk->now() : clock::TimePoint{}); }
+  std::size_t size() const { return q.size(); }
+  bool empty() const { return q.empty(); }
+};
+
 class Core : public std::enable_shared_from_this<Core> {
  public:
   Core(PluginBuilder::Spec s, clock::Clock& c);
@@ -77,7 +88,8 @@ class Core : public std::enable_shared_from_this<Core> {
   PluginBuilder::Spec spec;
   clock::Clock& clk;
   clock::TimerQueue timers;
-  std::deque<wire::FrameEvent> in;
+  InboundQueue in;
+  clock::TimePoint decoded_at{};    // when the reader decoded the frame being dispatched (SDK-07)
   std::deque<std::string> out;
   ServerState st = ServerState::Running;
   std::string failure;
