@@ -148,6 +148,7 @@ void CaseRunner::write(engine::ConnId conn, std::string_view bytes) {
     auto m = json::parse(bytes.substr(0, bytes.size() ? bytes.size() - 1 : 0));
     if (m && m->doc.IsObject() && !json::member(m->doc, "method")) {
       drop_next_reply_ = false;
+      dropped_write_ = true;  // the engine reports it to onFrame() next: the trace must not show it
       if (tw_) tw_->note("fault drop-reply: dropped the engine's response " + std::string(bytes.substr(0, 200)));
       return;
     }
@@ -196,6 +197,12 @@ void CaseRunner::killDue() {
 void CaseRunner::onFrame(const std::string&, engine::ConnId, engine::Direction d, std::string_view frame,
                          clock::TimePoint) {
   // Plugin frames are traced from the channel (with CR/unterminated flags); injected bytes by inject().
+  // A response `fault drop-reply` kept from the plugin is not traced either: the monitors judge what
+  // the plugin received (the engine reports each frame right after Host::write, engine.cpp).
+  if (d == engine::Direction::ToPlugin && dropped_write_) {
+    dropped_write_ = false;
+    return;
+  }
   if (d != engine::Direction::ToPlugin || injecting_ || !tw_) return;
   tw_->frame(trace::Dir::EngineToPlugin, frame);
 }

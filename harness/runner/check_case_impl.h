@@ -231,6 +231,7 @@ class CaseRunner final : public engine::Host, public engine::Observer, public Pe
   engine::ConnId conn_ = 0;  // the current connection
   bool injecting_ = false;
   bool drop_next_reply_ = false;
+  bool dropped_write_ = false;  // write() just dropped a frame (drop-reply): onFrame() skips it
   bool stdin_closed_ = false;
   std::string rule_;   // the case's rule
   // `config needs_tool NAME` (and `needs tool NAME`): tools the handshake must declare, else the
