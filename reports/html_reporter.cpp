@@ -692,8 +692,9 @@ class HtmlReporter : public CollectingReporter {
     out_ << fmt::format("<h2 id=\"rules\">Rule coverage</h2>\n<p>{} of {} catalogue rules covered by a case "
                         "or a monitor finding. Level: M is MUST (a breach FAILs); I (implementation "
                         "behaviour) and C (profile choice) are SHOULD (NON-STRICT) unless the profile "
-                        "pins them. Binds: E engine, P plugin, S SDK.</p>\n",
-                        covered, cov.size());
+                        "pins them. Binds: E engine, P plugin, S SDK.{}</p>\n",
+                        covered, cov.size(),
+                        run.strict ? " This run is strict (--strict): I and C rules that bind the target FAIL." : "");
     out_ << "<table class=\"rules\">\n<tr><th>Rule</th><th>Level</th><th>Binds</th><th>Covered by</th>"
             "<th>Verdict</th><th>Findings</th><th>Requirement</th></tr>\n";
     std::string_view area;
