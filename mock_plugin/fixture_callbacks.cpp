@@ -5,22 +5,24 @@
 // answer reports what the SDK API returned. So every tool answers with one exact single-output
 // text (a case matches it with `expect response $r {"output": {"text": "…"}}`):
 //
-//   fixture_sleep  {ms}                          answers "slept MS" after MS ms (slow handler)
-//   fixture_output {text, error?, display?}      ToolResult::success / ::error, display only if given
-//   fixture_panic  {where}                       "tool": the handler throws; "event" / "bus": the
-//                                                next delivery's handler throws ("armed WHERE");
-//                                                "status": "event_panics=N bus_panics=M";
-//                                                "fired": "fired" when every armed panic fired
-//                                                (at least one), else error -32000
-//   fixture_emit   {name, payload?, pad_bytes?, delay_ms?, tag?, group?, group_size?, after_answer?}
-//                  emits with the call's own grant and answers the SDK's outcome:
+//   fixture_sleep  {ms}                      answers "slept MS" after MS ms (a slow handler)
+//   fixture_output {text, error?, display?}  ToolResult::success / ::error, display only if given
+//   fixture_panic  {where}                   "tool": the handler throws; "event" / "bus": the next
+//                                            delivery's handler throws (answers "armed WHERE");
+//                                            "fired": "fired" once every armed panic fired (at
+//                                            least one), else error -32000; "status":
+//                                            "event_panics=N bus_panics=M"
+//   fixture_emit   {name, on?, payload?, pad_bytes?, delay_ms?, tag?, group?, group_size?, after_answer?}
+//                  on "call" (default): emits with the call's own grant, answers the SDK's outcome
 //                  "[tag=T ]bus=B durable=D" (the EmitResult) or "[tag=T ]error=KIND" (local failure);
-//                  `group`: the emit waits until `group_size` calls of that group arrived, then they
-//                  all emit at once in arrival order (two emits pending together, deterministic);
-//                  `after_answer`: answers "answered" first, then tries the emit (the outcome is
-//                  kept for fixture_status)
-//   fixture_status {}                            "late_emit=OUTCOME" of the last after_answer emit
-//                                                ("none" before any)
+//                  on "event" / "hook": answers "armed event|hook"; the next plugin/event (or
+//                  user_before_input hook) emits with ITS grant and the outcome is kept for
+//                  fixture_status; `group`: the emit waits until `group_size` members arrived, then
+//                  all emit at once in arrival order (several emits pending together); `delay_ms`
+//                  delays the emit; `after_answer` (on call): answers "answered" first, then emits
+//   fixture_status {what, count?}            "late_emit=OUTCOME" of the last after_answer emit, or
+//                                            "armed=O1|O2|…" (armed outcomes in completion order,
+//                                            "none" if empty), waiting up to 2 s for `count` of them
 //
 // Fixture faults (callbackFixtureFaults): most set one SdkDeviations knob (the SDK misbehaves);
 // fixture_fifo_answers and fixture_error_sets_display make a fixture tool misbehave instead.

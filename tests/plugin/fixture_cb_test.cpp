@@ -242,3 +242,32 @@ TEST_CASE("SDK-21 the recovery slot is outside the 64; the recovery_takes_slot k
     CHECK(out.size() == (fault.empty() ? 0u : 1u));  // the 64th is refused when recovery holds a slot
   }
 }
+
+TEST_CASE("EMIT-25 pending emits fail with TransportClosed on disconnect and on stdin EOF", "[sdk][grant][fixture]") {
+  for (bool eof : {false, true}) {
+    INFO(eof ? "stdin EOF" : "disconnect");
+    auto results = std::make_shared<std::vector<Result<EmitResult>>>();
+    auto held = std::make_shared<std::vector<ToolReply>>();
+    PluginBuilder b("p", "1");
+    b.enableBusPublishing();
+    b.tool(makeTool("emit", "emit and hold", R"({"type":"object"})", "emit"),
+           [results, held](Context ctx, ToolCall call, ToolReply r) {
+             held->push_back(r);
+             ctx.emitBus(call.session_id, "n", json::Document(rapidjson::kObjectType),
+                         [results](Result<EmitResult> x) { results->push_back(std::move(x)); });
+           });
+    Engine e(std::move(b));
+    e.handshake();
+    e.send(toolCall(2, "emit", "{}", "c2"));
+    CHECK(count(e.drain(), "plugin/emit") == 1);
+    CHECK(results->empty());
+    if (eof) {
+      e.srv->receiveEof();
+      e.srv->process();
+    } else {
+      e.srv->disconnect();
+    }
+    REQUIRE(results->size() == 1);
+    CHECK(results->at(0).error().kind == ErrorKind::TransportClosed);
+  }
+}
