@@ -21,6 +21,7 @@
 // faulty SDK would, so the case for that rule FAILs.
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -103,6 +104,9 @@ struct State {
       d.AddMember("body", json::str(e.body, a), a);
       out << json::compact(d) << '\n';
     }
+    // FRAME-02: diagnostics on stderr. Without the file the retry after a reconnect cannot happen,
+    // so say why (an unwritable CONFORM_FIXTURE_OUTBOX is a setup problem, not an SDK verdict).
+    if (!out.flush()) std::cerr << "fixture_producer: cannot write the outbox " << outbox_path << '\n';
   }
   void loadOutbox() {
     if (outbox_path.empty()) return;
