@@ -245,7 +245,7 @@ TEST_CASE("SDK-21 the recovery slot is outside the 64; the recovery_takes_slot k
 
 TEST_CASE("EMIT-25 pending emits fail with TransportClosed on disconnect and on stdin EOF", "[sdk][grant][fixture]") {
   for (bool eof : {false, true}) {
-    INFO(eof ? "stdin EOF" : "disconnect");
+    INFO("end: " << (eof ? "stdin EOF" : "disconnect"));
     auto results = std::make_shared<std::vector<Result<EmitResult>>>();
     auto held = std::make_shared<std::vector<ToolReply>>();
     PluginBuilder b("p", "1");
