@@ -17,7 +17,7 @@
 
 namespace {
 constexpr const char* kUsage =
-    "usage: conform-plugin [--name NAME] [--profile 0.0.6|0.0.4] [--fault NAME] [--list-faults]\n"
+    "usage: conform-plugin [--name NAME] [--profile 0.0.6|0.0.4] [--fault NAME] [--list-faults] [--list-stimuli]\n"
     "                      [--behaviour FILE | --example producer | --fixture sdk]\n";
 }
 
@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
       // The SDK fixture's faults (fixture.h) after the gallery's; they need --fixture sdk.
       for (const auto* table : {&callbackFixtureFaults(), &producerFixtureFaults()})
         for (const auto& f : *table) std::printf("%-28s %-9s [--fixture sdk] %s\n", f.name, f.rule, f.description);
+      return 0;
+    } else if (a == "--list-stimuli") {
+      // Engine stimuli (faults.h): plugin behaviour that breaks no plugin-binding rule.
+      for (const auto& f : stimulusTable()) std::printf("%-28s %-9s %s\n", f.name, f.rule, f.description);
       return 0;
     } else if (a == "--behaviour") {
       behaviour_file = value();
