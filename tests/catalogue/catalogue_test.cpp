@@ -148,6 +148,23 @@ std::map<std::string, Ran> runAll(const std::vector<Fault>& list, bool strict) {
 
 }  // namespace
 
+TEST_CASE("faults and stimuli are disjoint tables, both found by findFault", "[catalogue][stimuli]") {
+  std::set<std::string> names;
+  for (const auto& f : conform::plugin::faultTable()) {
+    CHECK(names.insert(f.name).second);
+    CHECK(conform::plugin::findFault(f.name) == &f);
+    CHECK_FALSE(conform::plugin::isStimulus(f.name));
+  }
+  for (const auto& f : conform::plugin::stimulusTable()) {
+    CHECK(names.insert(f.name).second);  // a name is a fault or a stimulus, never both
+    CHECK(conform::plugin::findFault(f.name) == &f);
+    CHECK(conform::plugin::isStimulus(f.name));
+  }
+  CHECK(conform::plugin::isStimulus("emit_unknown_token"));
+  CHECK_FALSE(conform::plugin::isStimulus("invalid_tool_schema"));
+  CHECK(conform::plugin::findFault("no_such_fault") == nullptr);
+}
+
 TEST_CASE("the plugin catalogue passes against the reference plugin, also under --strict", "[catalogue]") {
   // --strict only promotes NON-STRICT findings, so a clean strict run is a clean default run too.
   Ran r = run({kConform, "check", "--strict", "--jobs", "2", "--report-dir", "", "--", kPlugin}, 180);

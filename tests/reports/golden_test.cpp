@@ -149,6 +149,7 @@ TEST_CASE("FRAME-19 strict mode is shown by every format and marks the promoted 
   const std::string html = render("html");
   CHECK(html.find("<th>Mode</th>") != std::string::npos);
   CHECK(html.find("FAIL only under --strict") != std::string::npos);
+  CHECK(html.find("This run is strict (--strict)") != std::string::npos);
   // Default mode shows none of it.
   run = sampleRun();
   std::ostringstream out;
