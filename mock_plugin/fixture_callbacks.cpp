@@ -40,8 +40,9 @@ namespace {
 // Upper bounds of the fixture's own arguments: a case never needs more, and a typo must not keep a
 // handler (and its slot) for minutes. 60 s is the DSL's longest `within` (docs/dsl.md).
 constexpr std::int64_t kMaxSleepMs = 60000;
-// pad_bytes up to 300,000: just past the engine's 262,144-byte payload limit (QUOTA-01), which is
-// what a case needs to get a `dropped` status; the frame stays far below FRAME-16's 4 MiB.
+// pad_bytes up to 300,000: just past the engine's 262,144-byte payload limit (QUOTA-01), so an SDK
+// author can see a `dropped` status by hand (the catalogue's cases do not: the monitors report an
+// oversized emit against the plugin); the frame stays far below FRAME-16's 4 MiB.
 constexpr std::int64_t kMaxPadBytes = 300000;
 // group_size up to 8: EMIT-25 pairs three emits; SDK-06 two.
 constexpr std::int64_t kMaxGroup = 8;
