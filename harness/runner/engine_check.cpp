@@ -1,8 +1,9 @@
 // harness/runner/engine_check — one case in role plugin (see engine_check.h, docs/check-engine.md):
-// per case a temp folder with the Unix socket and the engine configuration, a fresh engine process
-// driven on its stdin/stdout, the probe's connection, the default handshake answer, the steps (the
-// shared interpreter, check_steps.cpp), engine shutdown, and the verdict (expectations + monitor
-// findings against the ENGINE side).
+// per case a temp folder with one Unix socket per probe and the engine configuration, a fresh engine
+// process driven on its stdin/stdout, the probes' connections, the default handshake answers, the
+// steps (the shared interpreter, check_steps.cpp; one top-level step at a time on the probe it
+// names), engine shutdown, and the verdict (expectations + monitor findings against the ENGINE
+// side; the trace holds the main probe's conversation, further probes' frames are notes).
 #include "harness/runner/engine_check.h"
 
 #include <algorithm>

@@ -3,7 +3,9 @@
 // names `conform probe --connect SOCKET` as its plugin `conform-probe`; the probe relays its stdin
 // and stdout to this runner, which holds the plugin side of the conversation with the same step
 // interpreter as role engine (check_steps.cpp), and drives the engine over the driver protocol
-// (docs/driver-protocol.md) on the engine's own stdin/stdout.
+// (docs/driver-protocol.md) on the engine's own stdin/stdout. A case may declare further probes
+// (`plugin NAME`, each its own socket, handshake and inbox) and address top-level steps to one
+// with `on NAME` (docs/check-engine.md "Several plugins"): the rules about hook chains need two.
 #pragma once
 
 #include "harness/dsl/plan.h"
