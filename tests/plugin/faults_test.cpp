@@ -112,11 +112,12 @@ TEST_CASE("the conforming run answers every request exactly once and ends finish
   CHECK(responses == 1 + 1 + 3 + 13);  // initialize, ping, 3 tools, 13 hooks
 }
 
-TEST_CASE("every fault changes the wire behaviour of the conversation", "[faults]") {
+TEST_CASE("every fault and every engine stimulus changes the wire behaviour of the conversation", "[faults]") {
   const auto good = converse(nullptr);
-  for (const auto& f : faultTable()) {
-    if (processOnly(f.name)) continue;
-    INFO("fault " << f.name << " (" << f.rule << ")");
-    CHECK(converse(&f) != good);
-  }
+  for (const auto* table : {&faultTable(), &stimulusTable()})
+    for (const auto& f : *table) {
+      if (processOnly(f.name)) continue;
+      INFO("fault " << f.name << " (" << f.rule << ")");
+      CHECK(converse(&f) != good);
+    }
 }
