@@ -285,8 +285,10 @@ TEST_CASE("PROD-17 PROD-18 PROD-20 PROD-21 SIGKILL at random points during 1,000
   std::map<std::string, std::string> by_key;  // key -> message id
   std::size_t stored = 0;
   std::set<std::string> ids;
+  std::map<std::string, int> states;  // PROD-43: queue messages start runs, steer ones wait for one
   for (auto& m : msgs["result"]["messages"].GetArray()) {
     ++stored;
+    states[m["state"].GetString()]++;
     std::string k = m["idempotency_key"].GetString(), id = m["message_id"].GetString();
     CHECK(by_key.count(k) == 0);  // exactly once per key
     by_key[k] = id;
@@ -304,6 +306,9 @@ TEST_CASE("PROD-17 PROD-18 PROD-20 PROD-21 SIGKILL at random points during 1,000
                "crash test: lifetimes=%d kills=%d acked=%zu stored=%zu distinct_ids=%zu retries=%zu "
                "mismatched_retries=%d losses=%d\n",
                lifetimes, kills, ack.size(), stored, ids.size(), dup.size(), mismatched_retries, losses);
+  std::fprintf(stderr, "crash test: message states at the end: waiting=%d claimed=%d consumed=%d discarded=%d\n",
+               states["waiting"], states["claimed"], states["consumed"], states["discarded"]);
+  CHECK(states["discarded"] == 0);  // nobody discarded anything
   CHECK(ack.size() == static_cast<std::size_t>(kMessages));
   CHECK(stored == static_cast<std::size_t>(kMessages));
   CHECK(ids.size() == stored);
