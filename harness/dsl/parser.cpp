@@ -630,9 +630,12 @@ class FileParser {
       Need n;
       n.loc = base;
       n.negated = p.keyword("no");
-      if (!p.word(v, "a capability, `hook NAME` or `tool`")) return flush(p);
-      if (v == "tool") n.kind = Need::Kind::Tool;
-      else if (v == "hook") {
+      if (!p.word(v, "a capability, `hook NAME` or `tool [NAME]`")) return flush(p);
+      if (v == "tool") {
+        n.kind = Need::Kind::Tool;
+        // `needs tool NAME`: that very tool (the SDK fixture's tools, docs/sdk-fixture.md)
+        if (!p.done() && !p.word(n.name, "a tool name")) return flush(p);
+      } else if (v == "hook") {
         n.kind = Need::Kind::Hook;
         if (!p.word(n.name, "a hook name")) return flush(p);
       } else {

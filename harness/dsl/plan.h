@@ -109,7 +109,7 @@ const char* toString(Step::Kind);
 // tool (rules conditional on a flag being off, e.g. EMIT-24, INIT-14).
 struct Need {
   enum class Kind : std::uint8_t { Capability, Hook, Tool } kind = Kind::Capability;
-  std::string name;  // capability or hook name; "" for tool
+  std::string name;  // capability, hook or tool name ("" for `needs tool`: any tool)
   Loc loc;
   bool negated = false;
 };
