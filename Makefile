@@ -30,7 +30,7 @@ build: deps $(BUILD)/build.ninja
 # report format (console, report.html, report.json, junit.xml, report.sarif, report.md, per-case
 # traces) is written to ./conform-reports/plugin and ./conform-reports/engine.
 run: build
-	./$(BUILD)/conform check --report-dir conform-reports/plugin -- ./$(BUILD)/conform-plugin
+	./$(BUILD)/conform check --report-dir conform-reports/plugin -- ./$(BUILD)/conform-plugin --fixture sdk
 	./$(BUILD)/conform check-engine --report-dir conform-reports/engine -- ./$(BUILD)/conform-engine
 	@if [ -f $(BUILD)/nanopi/events_plugin.wasm ]; then \
 	  ./$(BUILD)/conform check --profile nanopi-0.12 --report-dir conform-reports/nanopi -- ./$(BUILD)/nanopi/events_plugin.wasm; \
