@@ -188,6 +188,9 @@ class PluginRoleRunner final : public Peer {
   Target target_;
   wire::Reactor reactor_;
   std::ostringstream trace_text_;
+  // Real time plus every `advance` (check_case_impl.h OffsetClock): the trace's time base, so
+  // trace times follow the engine's virtual clock jumps (declared before tw_, which uses it).
+  OffsetClock trace_clk_;
   std::unique_ptr<trace::TraceWriter> tw_;
   Conversation conv_;
   std::string dir_, config_path_;
@@ -650,6 +653,9 @@ Peer::Outcome PluginRoleRunner::advance(dsl::Millis d) {
   if (!virtual_clock_) return Outcome::error("advance needs the engine's virtual clock (--driver stdio)");
   auto r = call("clock.advance", fmt::format("{{\"ms\":{}}}", d.count()));
   if (!r) return Outcome::error("advance: " + r.error());
+  // The engine's timers (grant expiry, quota windows) jumped by d: so does the trace's time, so
+  // monitors that time emits (EMIT-10, QUOTA-05/06/07) see the engine's windows, not real time.
+  trace_clk_.advance(std::chrono::duration_cast<clock::Duration>(d));
   drain();
   return Outcome::ok();
 }
@@ -861,7 +867,7 @@ CaseRun PluginRoleRunner::run() {
   hdr.profile = target_.profile;
   hdr.role = "plugin";
   hdr.peer = target_.argv;
-  tw_ = std::make_unique<trace::TraceWriter>(trace_text_, clock::RealClock::instance(), std::move(hdr),
+  tw_ = std::make_unique<trace::TraceWriter>(trace_text_, trace_clk_, std::move(hdr),
                                              trace::WriterOptions{trace::FlushPolicy::Buffered, false});
   tw_->caseBegin(case_.id);
   conv_.tw = tw_.get();
