@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include <rapidjson/internal/dtoa.h>
 #include <rapidjson/internal/itoa.h>
@@ -111,10 +112,19 @@ CompactSize compactSize(const json::Value& v) {
   return out;
 }
 
+// The first member named `key`, as FindMember() finds it. Monitors look up a handful of members of
+// every frame: comparing the length and the first byte before memcmp skips nearly every call to it
+// (member lookups were ~6 % of lint's time, issue 6).
 const json::Value* member(const json::Value* obj, std::string_view key) {
   if (!obj || !obj->IsObject()) return nullptr;
-  auto it = obj->FindMember(rapidjson::StringRef(key.data(), key.size()));
-  return it == obj->MemberEnd() ? nullptr : &it->value;
+  const auto members = obj->MemberBegin();
+  for (rapidjson::SizeType i = 0, n = obj->MemberCount(); i < n; ++i) {
+    const json::Value& name = members[i].name;
+    if (name.GetStringLength() != key.size()) continue;
+    const char* s = name.GetString();
+    if (key.empty() || (s[0] == key[0] && std::memcmp(s, key.data(), key.size()) == 0)) return &members[i].value;
+  }
+  return nullptr;
 }
 
 std::string_view str(const json::Value* v) {

@@ -312,7 +312,9 @@ class EmitMonitor : public Monitor {
     if (payload) size = compactSize(*payload);
     PendingEmit e;
     e.name = std::string(str(member(p, "name")));
-    if (p && p->IsObject())
+    // Only a frame with repeated member names can hold a second "name" (the reader lists every
+    // repeat, FRAME-19): other frames skip the walk and the allocation. No list: walk.
+    if (p && p->IsObject() && (!o.ev->duplicates || !o.ev->duplicates->empty()))
       for (auto it = p->MemberBegin(); it != p->MemberEnd(); ++it)
         if (std::string_view(it->name.GetString(), it->name.GetStringLength()) == "name" && it->value.IsString())
           e.other_names.emplace_back(it->value.GetString(), it->value.GetStringLength());

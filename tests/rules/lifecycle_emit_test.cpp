@@ -234,3 +234,20 @@ TEST_CASE("lint: an unreadable trace is an error value naming the line", "[rules
   REQUIRE(!r.has_value());
   CHECK(r.error().line == 1);
 }
+
+// FRAME-19 [impl]: which of two "name" members a receiver keeps is its own choice, so the result may
+// echo either; any other name still breaks the one-to-one correlation. (The emit monitor only
+// collects the other names when the reader listed a repeated member: this pins that path.)
+TEST_CASE("EMIT-02 an emit with a repeated name may be answered with either value", "[rules][emit]") {
+  const std::string twice = R"({"jsonrpc":"2.0","method":"plugin/emit","params":{"session_id":")" + kS1 +
+                            R"(","context_id":"a","name":"x","payload":{},"name":"y"}})";
+  for (const char* echoed : {"x", "y"}) {
+    Script s;
+    s.handshake().e2p(event(1, "a")).p2e(twice).e2p(result("published", echoed));
+    INFO(echoed);
+    CHECK(engineIds(s.run()).empty());
+  }
+  Script bad;
+  bad.handshake().e2p(event(1, "a")).p2e(twice).e2p(result("published", "z"));
+  CHECK(engineIds(bad.run()) == V{"EMIT-02"});
+}
