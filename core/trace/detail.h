@@ -65,10 +65,15 @@ class HardenedSax {
   SaxFault fault = SaxFault::None;
   // Off only for a line plainAscii() vouched for (no lone surrogate can occur in it).
   bool check_surrogates = true;
+  // With track_keys: where the name of the root object's member "frame" starts, as RapidJSON
+  // handed it over (in situ: a position in the parsed buffer). The reader slices the frame's exact
+  // bytes from there instead of re-scanning the line (issue 6). nullptr: no such member.
+  const char* frame_key = nullptr;
 
   // Ready for the next parse; keeps the vectors' capacity (no allocation per line).
   void reset() {
     fault = SaxFault::None;
+    frame_key = nullptr;
     depth_ = 0;
     stack_.clear();
     keys_.clear();
@@ -115,6 +120,7 @@ class HardenedSax {
     if (track_keys_) {
       keys_.emplace_back(s, n);  // insitu/stable input: the view stays valid for the parse
       stack_.back().key = std::string_view(s, n);
+      if (stack_.size() == 1 && n == 5 && std::memcmp(s, "frame", 5) == 0) frame_key = s;
     }
     return next_.Key(s, n, copy);
   }
@@ -166,9 +172,13 @@ class HardenedSax {
       if (dups) dups->push_back(Dup{stack_.size(), renderPath(k)});
     };
     if (n <= 32) {
+      // Length and first byte before memcmp: the names of one object rarely share both.
+      auto same = [](std::string_view a, std::string_view b) {
+        return a.size() == b.size() && (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
+      };
       for (std::size_t i = start + 1; i < keys_.size(); ++i)
         for (std::size_t j = start; j < i; ++j)
-          if (keys_[i] == keys_[j]) { report(keys_[i]); break; }
+          if (same(keys_[i], keys_[j])) { report(keys_[i]); break; }
       return;
     }
     std::vector<std::string_view> sorted(keys_.begin() + static_cast<std::ptrdiff_t>(start), keys_.end());

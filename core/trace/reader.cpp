@@ -85,66 +85,6 @@ using LineDoc = rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryP
 
 bool isWs(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-// Index just past the closing quote of the string starting at s[i] == '"', or npos.
-std::size_t skipString(std::string_view s, std::size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') ++i;
-    else if (s[i] == '"') return i + 1;
-  }
-  return std::string_view::npos;
-}
-
-std::size_t skipValue(std::string_view s, std::size_t i) {
-  if (i >= s.size()) return std::string_view::npos;
-  if (s[i] == '"') return skipString(s, i);
-  if (s[i] == '{' || s[i] == '[') {
-    std::size_t depth = 0;
-    while (i < s.size()) {
-      const char c = s[i];
-      if (c == '"') {
-        i = skipString(s, i);
-        if (i == std::string_view::npos) return i;
-        continue;
-      }
-      if (c == '{' || c == '[') ++depth;
-      else if ((c == '}' || c == ']') && --depth == 0) return i + 1;
-      ++i;
-    }
-    return std::string_view::npos;
-  }
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && !isWs(s[i])) ++i;
-  return i;
-}
-
-// Offset in `line` where the value of the top-level member spelled literally "frame" starts, or
-// npos. Only the (few, short) members before it are skipped; the frame itself is never scanned.
-std::size_t findFrameStart(std::string_view s) {
-  std::size_t i = 0;
-  auto ws = [&] { while (i < s.size() && isWs(s[i])) ++i; };
-  ws();
-  if (i >= s.size() || s[i] != '{') return std::string_view::npos;
-  ++i;
-  for (;;) {
-    ws();
-    if (i >= s.size() || s[i] != '"') return std::string_view::npos;
-    const std::size_t key_start = i + 1;
-    i = skipString(s, i);
-    if (i == std::string_view::npos) return i;
-    const std::string_view key = s.substr(key_start, i - 1 - key_start);
-    ws();
-    if (i >= s.size() || s[i] != ':') return std::string_view::npos;
-    ++i;
-    // Everything after the colon is frame bytes: a frame may begin with whitespace of its own.
-    if (key == "frame") return i;
-    ws();
-    i = skipValue(s, i);
-    if (i == std::string_view::npos) return i;
-    ws();
-    if (i >= s.size() || s[i] != ',') return std::string_view::npos;
-    ++i;
-  }
-}
-
 std::string_view sv(const json::Value& v) { return {v.GetString(), v.GetStringLength()}; }
 
 // Member lookup without RapidJSON's iterator comparisons (ambiguous under C++20's reversed
@@ -391,6 +331,21 @@ struct TraceReader::Impl {
     return decodeEvent(line);
   }
 
+  // Offset in `line` where the value of the root member "frame" starts (just past its colon: a
+  // frame may begin with whitespace of its own), or npos when that member's name is not written
+  // literally. The parse recorded where the name starts (HardenedSax::frame_key; in situ, offsets in
+  // `work` are offsets in `line`), so only the bytes between the name and the colon are looked at.
+  // Exactly one root member decodes to "frame" (a repeated root member is refused by parseLine),
+  // so this is the position a scan for the first literal "frame" name would find.
+  std::size_t frameStart(std::string_view line) const {
+    if (!sax.frame_key) return std::string_view::npos;
+    std::size_t i = static_cast<std::size_t>(sax.frame_key - work.data());
+    if (i > line.size() || line.substr(i, 6) != "frame\"") return std::string_view::npos;  // escaped
+    for (i += 6; i < line.size() && isWs(line[i]); ++i) {}
+    if (i >= line.size() || line[i] != ':') return std::string_view::npos;
+    return i + 1;
+  }
+
   Expected<std::optional<TraceEvent>, TraceError> decodeEvent(std::string_view line) {
     TraceEvent ev;
     ev.line = line_no;
@@ -471,7 +426,7 @@ struct TraceReader::Impl {
     switch (ev.kind) {
       case Kind::Frame: {
         if (!frame_last) return unexpected(err("\"frame\" must be the last member of its line"));
-        const std::size_t start = findFrameStart(line);
+        const std::size_t start = frameStart(line);
         const std::size_t close = line.rfind('}');
         if (start == std::string_view::npos || close == std::string_view::npos || close < start)
           return unexpected(err("the \"frame\" member name must be written literally, without escapes"));
