@@ -106,11 +106,9 @@ bool CaseRunner::configure(std::string& error) {
         return false;
       }
       p.env[v.substr(0, eq)] = *value;
-    } else if (k == "needs_tool") {
-      needs_tools_.push_back(v);
     } else {
       error = fmt::format("{}: unknown config key `{}` (engine_version, startup_timeout_ms, shutdown_grace_ms, "
-                          "interception_timeout_ms, tool_timeout_ms, producer_messaging, env, needs_tool)",
+                          "interception_timeout_ms, tool_timeout_ms, producer_messaging, env)",
                           case_.loc.str(), k);
       return false;
     }
@@ -341,9 +339,6 @@ std::optional<std::string> CaseRunner::notApplicable() const {
     if (!has && !n.negated) return fmt::format("the handshake does not declare {}", what);
     if (has && n.negated) return fmt::format("the handshake declares {} (the case needs its absence)", what);
   }
-  for (const std::string& tool : needs_tools_)
-    if (std::find(st->tools.begin(), st->tools.end(), tool) == st->tools.end())
-      return fmt::format("the handshake does not declare the tool {}", tool);
   return std::nullopt;
 }
 

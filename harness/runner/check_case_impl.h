@@ -234,9 +234,6 @@ class CaseRunner final : public engine::Host, public engine::Observer, public Pe
   bool dropped_write_ = false;  // write() just dropped a frame (drop-reply): onFrame() skips it
   bool stdin_closed_ = false;
   std::string rule_;   // the case's rule
-  // `config needs_tool NAME` (and `needs tool NAME`): tools the handshake must declare, else the
-  // case is NOT-APPLICABLE (the SDK fixture's tools, mock_plugin/fixture.h).
-  std::vector<std::string> needs_tools_;
   // `{tmp}` in a `config env` value: a private directory made for this case and removed after it
   // (plugin-side state that must outlive a process, e.g. the fixture's outbox across `fault restart`).
   std::string tmp_dir_;

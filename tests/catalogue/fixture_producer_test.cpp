@@ -194,10 +194,10 @@ TEST_CASE("config env without NAME=VALUE is a harness ERROR naming the line, nev
   CHECK(r.out.find("[FAIL]") == std::string::npos);
 }
 
-TEST_CASE("config needs_tool: NOT-APPLICABLE without that tool, run with it", "[catalogue][fixture]") {
+TEST_CASE("needs tool NAME: NOT-APPLICABLE without that tool, run with it", "[catalogue][fixture]") {
   const std::string scn = writeScenario("needs_tool.scn",
                                         "case SDK-16 \"needs the fixture tool\"\n"
-                                        "  config needs_tool fixture_recovery\n"
+                                        "  needs tool fixture_recovery\n"
                                         "  expect state connected\n");
   Ran without = run({kConform, "check", "--scenarios", scn, "--verbose", "--report-dir", "", "--", kPlugin}, 30);
   INFO(without.out);
