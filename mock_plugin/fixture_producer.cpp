@@ -52,6 +52,7 @@ const std::vector<FixtureFault> kFaults = {
     {"producer_disconnect_as_rejection", "SDK-23", "a call cut by a disconnect fails as an engine rejection, not TransportClosed: no retry"},
     {"producer_retry_new_key", "PROD-21", "the commit-uncertain send is retried with a new idempotency key"},
     {"producer_drop_unregisters", "PROD-25", "dropping a producer handle unregisters it"},
+    {"producer_shared_id_space", "RPC-18", "an engine request with the id of a pending plugin request resolves that request and goes unanswered"},
 };
 
 std::string kindText(const SdkError& e) {
@@ -396,6 +397,11 @@ void addProducerFixtures(PluginBuilder& b, const BehaviourOptions& o, std::strin
     return std::string(m && *m ? m : "ready");
   }();
   b.enableProducers();
+  if (st->is("producer_shared_id_space")) {
+    SdkDeviations d;
+    d.shared_id_space = true;
+    b.deviations(d);
+  }
   b.tool(makeTool("fixture_producer", "SDK fixture: one producer API call, reporting what the SDK returned",
                   kProducerSchema, "fixture_producer"),
          [st](Context ctx, ToolCall call, ToolReply reply) { producerTool(st, std::move(ctx), std::move(call), std::move(reply)); });

@@ -278,6 +278,17 @@ std::optional<std::string> checkHookParams(Hook h, const json::Value* p) {
 
 void Core::onRequest(const json::Value& id, std::string_view method, const json::Value* params) {
   const std::string id_text = json::compact(id);
+  if (spec.dev.shared_id_space && id.IsInt64()) {
+    // Fixture fault (RPC-18 broken): one id table for both directions, so the engine's request
+    // resolves the plugin's own pending request with the same number and is never answered.
+    if (auto it = pending.find(id.GetInt64()); it != pending.end()) {
+      RpcDone done = std::move(it->second);
+      pending.erase(it);
+      static const json::Value kNull;
+      if (done) done(json::copy(params ? *params : kNull));
+      return;
+    }
+  }
   if (method == "plugin/initialize") {
     // SDK-25: undecodable initialize params are fatal. The profile's decoder also insists on its own
     // protocol_version (exact match before 1.0, PROTOCOL §18) and on its capability set (INIT-03).

@@ -384,6 +384,8 @@ struct SdkDeviations {
   bool emit_optimistic = false;               // SDK-08: an emit that reached the wire reports published
   bool emit_pairing_lifo = false;             // EMIT-25: results pair with the NEWEST pending emit of a name
   bool emit_status_collapsed = false;         // EMIT-26: every status but published reported as dropped (0.0.4's mapping)
+  bool shared_id_space = false;               // RPC-18: an engine request whose id equals a pending plugin
+                                              // request's id is taken as that request's response
 };
 
 class PluginBuilder {
