@@ -2,6 +2,8 @@
 // one that does not (PROD, RECOV-18, TOOL, HOOK, EVT/BUS, INIT-21, SDK-05, EMIT-17, SHUT-02).
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "tests/rules/script.h"
 
 using namespace conform::rules;
@@ -300,4 +302,63 @@ TEST_CASE("SHUT-02 the engine closes stdin after plugin/shutdown", "[rules][shut
   CHECK(good.run().empty());
   race.handshake().e2p(shut, 100).exitSignal(9, 200);  // within the tolerance: nothing claimed
   CHECK(race.run().empty());
+}
+
+// Rule-named tests for monitor judgements that had none (each proves both ways: the conforming
+// trace is clean, the fault is caught under its rule).
+
+TEST_CASE("TOOL-08 the engine calls only tools the plugin declared", "[rules][tool]") {
+  Script good, bad;
+  good.handshake(initResult("", kTools)).e2p(call(2, "")).p2e(ok(2, kSingle));
+  CHECK(good.run().empty());
+  bad.handshake(initResult("", kTools)).e2p(call(2, "", "undeclared_tool")).p2e(err(2, -32601));
+  CHECK(engineIds(bad.run()) == V{"TOOL-08"});
+}
+
+TEST_CASE("BUS-01 bus events only to plugins that subscribed to the bus", "[rules][bus]") {
+  const std::string bus_event = R"({"jsonrpc":"2.0","method":"plugin/bus_event","params":{"session_id":")" + kS1 +
+                                R"(","context_id":"c-bus","plugin":"other","name":"x","payload":{}}})";
+  Script good, bad;
+  good.handshake().e2p(bus_event);
+  CHECK(good.run().empty());
+  bad.handshake(initResult(R"({"tools":true,"resources":false,"subscribe_events":true,"subscribe_bus":false,"publish_bus":true,"publish_session_events":false,"producer_messaging":false,"intercept":["tool_before_call"]})"))
+      .e2p(bus_event);
+  CHECK(engineIds(bad.run()) == V{"BUS-01"});
+}
+
+TEST_CASE("RPC-07 engine request ids count 1, 2, 3, … from initialize", "[rules][rpc]") {
+  auto ping = [](int id) { return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"plugin/ping","params":{}})"; };
+  Script good, bad;
+  good.handshake().e2p(ping(2)).p2e(ok(2, "{}")).e2p(ping(3)).p2e(ok(3, "{}"));
+  CHECK(good.run().empty());
+  bad.handshake().e2p(ping(2)).p2e(ok(2, "{}")).e2p(ping(7)).p2e(ok(7, "{}"));
+  CHECK(engineIds(bad.run()) == V{"RPC-07"});
+}
+
+TEST_CASE("INIT-02 the engine offers the profile's protocol version", "[rules][init]") {
+  std::string other = kInit;
+  other.replace(other.find("\"0.0.6\""), 7, "\"0.0.5\"");
+  Script good, bad;
+  good.handshake();
+  CHECK(good.run().empty());
+  bad.e2p(other).p2e(initResult());
+  // Both the version check and the params shape (the schema's const) name INIT-02.
+  const V f = engineIds(bad.run(&conform::protocol::profileV006()));
+  CHECK(std::set<std::string>(f.begin(), f.end()) == std::set<std::string>{"INIT-02"});
+}
+
+TEST_CASE("EMIT-16 the legacy durable route is always rejected in 0.0.6", "[rules][emit]") {
+  const std::string bus_event = R"({"jsonrpc":"2.0","method":"plugin/bus_event","params":{"session_id":")" + kS1 +
+                                R"(","context_id":"tok","plugin":"other","name":"x","payload":{}}})";
+  const std::string emit = R"({"jsonrpc":"2.0","method":"plugin/emit","params":{"session_id":")" + kS1 +
+                           R"(","context_id":"tok","name":"n","payload":{}}})";
+  auto result = [](const char* durable) {
+    return std::string(R"({"jsonrpc":"2.0","method":"plugin/emit_result","params":{"name":"n","bus":"published","durable":")") +
+           durable + R"("}})";
+  };
+  Script good, bad;
+  good.handshake().e2p(bus_event).p2e(emit).e2p(result("rejected"));
+  CHECK(good.run().empty());
+  bad.handshake().e2p(bus_event).p2e(emit).e2p(result("published"));
+  CHECK(engineIds(bad.run()) == V{"EMIT-16"});
 }
