@@ -276,3 +276,25 @@ TEST_CASE("issue 5 durability: without a journal nothing is persisted and a rest
   r.crashAndRestart();
   CHECK(r.engine->session(s) == nullptr);
 }
+
+TEST_CASE("EVT-04 durability: a buffered session's prefix is journaled when it is persisted, not before", "[engine][journal][runs]") {
+  TempDir dir;
+  RunRig r;
+  r.journal_dir = dir.path;
+  r.up();
+  std::string buffered = r.svc->createSession(false);
+  std::string later = r.svc->createSession(false);
+  for (const char* t : {"one", "two"}) {
+    REQUIRE(r.engine->appendEvent(buffered, parseObj(std::string(R"({"type":"custom","n":")") + t + "\"}")));
+    REQUIRE(r.engine->appendEvent(later, parseObj(std::string(R"({"type":"custom","n":")") + t + "\"}")));
+  }
+  REQUIRE(r.engine->persistSession(buffered));
+  r.crashAndRestart();
+  // Persisted: both records, same seqs. Never persisted: nothing was durable, so nothing returns.
+  REQUIRE(r.engine->session(buffered));
+  REQUIRE(r.engine->session(buffered)->log.size() == 2);
+  CHECK(r.engine->session(buffered)->log.front().seq == 1);
+  CHECK(r.engine->session(buffered)->log.back().payload->find("two") != std::string::npos);
+  REQUIRE(r.engine->session(later));  // the session record itself was journaled
+  CHECK(r.engine->session(later)->log.empty());
+}

@@ -73,7 +73,7 @@ TEST_CASE("TOOL-24 the approval display argument is the primary resource when pr
   CHECK(r.engine->toolCall(undeclared)->approval_display == "plain");  // no primary_resource_param
 }
 
-TEST_CASE("TOOL-25 skill allowed-tools Plugin / Plugin(name:*) govern plugin tools; a disallowed pinned tool is not enabled, not unknown", "[engine][tools]") {
+TEST_CASE("TOOL-25 skill allowed-tools Plugin / Plugin(name:*) govern plugin tools — a disallowed pinned tool is not enabled, not unknown", "[engine][tools]") {
   Rig r({"alpha", "beta"});
   r.start();
   r.answerInit("alpha", {}, "[" + tool("aa_read") + "]");
@@ -263,4 +263,28 @@ TEST_CASE("RECOV-13 silence is never completion: without recovery/complete the s
   CHECK(ProdRig::code(r.call("idle", "plugin/recovery/complete", R"({"outcome":{"status":"ready"}})")) == 0);
   CHECK(r.svc->recovery("idle")->state == RecoveryState::Ready);
   CHECK(r.svc->recovery("busy")->state == RecoveryState::Starting);
+}
+
+TEST_CASE("BUS-04 a daemon client that never reads keeps at most kMaxDaemonInbox notifications and counts the rest", "[engine][bus]") {
+  Rig r({"pub"});
+  r.start();
+  r.answerInit("pub", busCaps(true, true));
+  auto s = r.engine->createSession();
+  auto c = *r.engine->subscribeDaemon(s);
+  const std::size_t total = kMaxDaemonInbox + 5;
+  for (std::size_t i = 0; i < total; ++i) {
+    if (i % 40 == 0) r.advance(std::chrono::seconds(1));  // QUOTA-05: 40 emits per second
+    (void)r.engine->produceEvent(s, RecordClass::Ordinary);
+    // The token of the delivery just written (parse only the last frame: the loop is long).
+    auto ev = r.lastFrame("pub");
+    r.send("pub", emitFrame(s, str(ev["params"], "context_id"), "n" + std::to_string(i), "{}"));
+    r.written("pub").clear();
+  }
+  auto inbox = r.engine->readDaemon(c);
+  REQUIRE(inbox);
+  CHECK(inbox->notifications.size() == kMaxDaemonInbox);
+  CHECK(inbox->dropped == 5);
+  // The oldest went first: the newest publication is the last notification.
+  CHECK(inbox->notifications.back().find("\"n" + std::to_string(total - 1) + "\"") != std::string::npos);
+  CHECK(inbox->notifications.front().find("\"n5\"") != std::string::npos);
 }
