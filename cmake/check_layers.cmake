@@ -27,4 +27,10 @@ foreach(f ${test_files})
   if(bad)
     message(SEND_ERROR "tests: ${f}: a TEST_CASE name must not start with '-': ${bad}")
   endif()
+  # A ';' ends the name in CMake's list of test names: ctest then runs a truncated name that
+  # matches no test case, and "passes" without running anything (a test that cannot fail).
+  file(STRINGS ${f} semi REGEX "TEST_CASE\\(\"[^\"]*;")
+  if(semi)
+    message(SEND_ERROR "tests: ${f}: a TEST_CASE name must not contain ';' (ctest would run nothing): ${semi}")
+  endif()
 endforeach()

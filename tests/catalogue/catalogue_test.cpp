@@ -196,7 +196,7 @@ const std::map<std::string, std::string>& uncatchable() {
   return m;
 }
 
-TEST_CASE("every fault of the gallery is caught by the case for its rule; every stimulus is reported, never failed",
+TEST_CASE("every fault of the gallery is caught by the case for its rule — every stimulus is reported, never failed",
           "[catalogue]") {
   const std::map<std::string, std::string> cases = catalogueCases();
   REQUIRE(cases.size() > 40);

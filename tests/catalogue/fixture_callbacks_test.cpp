@@ -108,7 +108,7 @@ TEST_CASE("the callback fixture cases pass against conform-plugin --fixture sdk,
   }
 }
 
-TEST_CASE("in profile 0.0.4 the cases of rules binding the 0.0.4 SDK pass; the 0.0.6-only ones are not applicable",
+TEST_CASE("in profile 0.0.4 the cases of rules binding the 0.0.4 SDK pass — the 0.0.6-only ones are not applicable",
           "[catalogue][fixture]") {
   auto args = onlyArgs(false);
   args.push_back("--profile");

@@ -173,7 +173,7 @@ TEST_CASE("interpreter: a wrong expectation FAILs on the case rule with file:lin
   CHECK(r.result.findings.at(0).message.rfind("inline.scn:3:3: no response to $p", 0) == 0);
 }
 
-TEST_CASE("interpreter: captures flow from expect into send; expect no catches a frame", "[check]") {
+TEST_CASE("interpreter: captures flow from expect into send — expect no catches a frame", "[check]") {
   auto pass = runOne(R"(case RPC-15 "t"
   send request plugin/nope {"k": 1} as $u
   expect error $u -32601 as $e
@@ -200,7 +200,7 @@ TEST_CASE("interpreter: harness problems are ERROR, never the plugin's fault", "
   CHECK(bad.result.verdict != Verdict::Pass);
 }
 
-TEST_CASE("interpreter: needs → NOT-APPLICABLE; failed handshake → not PASS", "[check]") {
+TEST_CASE("interpreter: needs → NOT-APPLICABLE — failed handshake → not PASS", "[check]") {
   auto na = runOne("case EMIT-04 \"t\"\n  needs publish_session_events\n  wait 1ms\n");
   CHECK(na.result.verdict == Verdict::NotApplicable);
   auto hs = runOne("case RPC-08 \"t\"\n  wait 1ms\n", {"--fault", "handshake_error"});
@@ -220,7 +220,7 @@ TEST_CASE("interpreter: needs no inverts applicability", "[check]") {
   CHECK(runs.result.verdict != Verdict::NotApplicable);
 }
 
-TEST_CASE("interpreter: method segments from captures reach every hook; expect answer … not CODE", "[check]") {
+TEST_CASE("interpreter: method segments from captures reach every hook — expect answer … not CODE", "[check]") {
   const char* script = R"(case INIT-14 "t"
   drive session.create as $s
   for each hook as $h {
@@ -263,7 +263,7 @@ TEST_CASE("interpreter: send frame … size N writes exactly N bytes before the 
   CHECK(small.result.verdict == Verdict::Error);
 }
 
-TEST_CASE("interpreter: fault restart reconnects the plugin; drive run fires the hooks", "[check]") {
+TEST_CASE("interpreter: fault restart reconnects the plugin — drive run fires the hooks", "[check]") {
   auto r = runOne(R"(case PROD-06 "t"
   send request plugin/ping {} as $p
   expect response $p exact {}

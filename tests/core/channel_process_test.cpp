@@ -385,7 +385,7 @@ TEST_CASE("channel: spawning a program that does not exist is a SpawnError with 
   }
 }
 
-TEST_CASE("LIFE-06 with SpawnOptions::env the child's environment is exactly that; cwd applies",
+TEST_CASE("LIFE-06 with SpawnOptions::env the child's environment is exactly that — cwd applies",
           "[channel][process]") {
   Reactor r;
   ::setenv("CONFORM_CHANNEL_TEST_MARK", "inherited", 1);

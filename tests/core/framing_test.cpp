@@ -94,7 +94,7 @@ TEST_CASE("FRAME-01 no event before the LF arrives", "[frame]") {
   CHECK(d.bytesSeen() == 8);
 }
 
-TEST_CASE("FRAME-08 one CR before the LF is stripped and flagged; other CRs stay", "[frame]") {
+TEST_CASE("FRAME-08 one CR before the LF is stripped and flagged — other CRs stay", "[frame]") {
   CHECK(transcript("{}\r\n{}\r\r\n\r{}\n") ==
         "frame @0 size=3 cr [{}]\n"
         "frame @4 size=4 cr [{}\r]\n"

@@ -156,7 +156,7 @@ TEST_CASE("member helpers never assert on the wrong type", "[json]") {
   CHECK(json::typeName(d["b"]) == std::string("integer"));
 }
 
-TEST_CASE("compact keeps order; canonical sorts keys recursively and normalises 1.0", "[json][write]") {
+TEST_CASE("compact keeps order — canonical sorts keys recursively and normalises 1.0", "[json][write]") {
   auto d = doc(R"({"b":[{"z":1,"a":2.0}],"a":"\u00e9","A":null})");
   CHECK(json::compact(d) == "{\"b\":[{\"z\":1,\"a\":2.0}],\"a\":\"\xc3\xa9\",\"A\":null}");
   CHECK(json::canonical(d) == "{\"A\":null,\"a\":\"\xc3\xa9\",\"b\":[{\"a\":2,\"z\":1}]}");

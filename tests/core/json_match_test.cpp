@@ -92,7 +92,7 @@ TEST_CASE("matchSubset: a capture bound earlier in the same pattern constrains l
   CHECK(caps.count("x"));
 }
 
-TEST_CASE("matchSubset: $$ escapes a literal dollar string; odd $ strings are literals", "[json][match]") {
+TEST_CASE("matchSubset: $$ escapes a literal dollar string — odd $ strings are literals", "[json][match]") {
   CHECK_FALSE(m(R"({"a":"$$x"})", R"({"a":"$x"})"));
   CHECK(m(R"({"a":"$$x"})", R"({"a":"$$x"})"));
   CHECK_FALSE(m(R"({"a":"$$*"})", R"({"a":"$*"})"));

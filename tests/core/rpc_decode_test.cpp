@@ -156,7 +156,7 @@ TEST_CASE("RPC-04 a response carries exactly one of result and error", "[rpc]") 
   CHECK(decode(R"({"jsonrpc":"2.0","id":3,"result":null})") == "success id=3 result=null");
 }
 
-TEST_CASE("RPC-05 id is an int64 integer, a string or null; anything else is fatal", "[rpc]") {
+TEST_CASE("RPC-05 id is an int64 integer, a string or null — anything else is fatal", "[rpc]") {
   CHECK(transcript({
             R"({"jsonrpc":"2.0","id":9223372036854775807,"result":1})",
             R"({"jsonrpc":"2.0","id":-9223372036854775808,"result":1})",
@@ -273,7 +273,7 @@ TEST_CASE("FRAME-14 a UTF-8 BOM makes the frame unparseable", "[rpc][frame]") {
   CHECK(decodeMessage("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{}}"));
 }
 
-TEST_CASE("FRAME-04 invalid UTF-8 is its own error; FRAME-05 for engine frames", "[rpc][frame]") {
+TEST_CASE("FRAME-04 invalid UTF-8 is its own error — FRAME-05 for engine frames", "[rpc][frame]") {
   const std::string in_string = "{\"jsonrpc\":\"2.0\",\"method\":\"m\xff\"}";
   const std::string outside = "\xff{}";
   for (const auto& f : {in_string, outside}) {
@@ -293,7 +293,7 @@ TEST_CASE("FRAME-04 invalid UTF-8 is its own error; FRAME-05 for engine frames",
   CHECK(s.error().kind == EnvelopeErrorKind::InvalidUtf8);
 }
 
-TEST_CASE("FRAME-19 duplicate members are reported, not fatal; the last one wins", "[rpc][frame]") {
+TEST_CASE("FRAME-19 duplicate members are reported, not fatal — the last one wins", "[rpc][frame]") {
   CHECK(transcript({
             R"({"jsonrpc":"2.0","id":1,"id":2,"result":{"a":1,"a":2}})",
             R"({"jsonrpc":"2.0","method":"a","method":"b","params":{}})",

@@ -176,7 +176,7 @@ TEST_CASE("schema: bad schemas are compile errors, never exceptions or crashes",
   CHECK(violation(tree, R"({"kids":[{"kids":[1]}]})") == "kids[0].kids[0]: value of type integer not allowed by 'type'");
 }
 
-TEST_CASE("schema: a default Schema accepts everything; copies share state across threads", "[schema]") {
+TEST_CASE("schema: a default Schema accepts everything — copies share state across threads", "[schema]") {
   json::Schema any;
   CHECK(any.accepts(doc("[1]")));
   CHECK(any.source().IsNull());

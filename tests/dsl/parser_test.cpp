@@ -126,7 +126,7 @@ TEST_CASE("every step kind parses into a typed step", "[dsl]") {
   CHECK(s[33].loc.str() == "t.scn:49:3");
 }
 
-TEST_CASE("several cases per file; expect state first judges the handshake", "[dsl]") {
+TEST_CASE("several cases per file — expect state first judges the handshake", "[dsl]") {
   dsl::Plan plan = ok("case A-01 \"a\"\n  expect state connected\ncase B-02 \"b\" # c\n  wait 1ms\n");
   REQUIRE(plan.cases.size() == 2);
   CHECK(plan.cases[0].judges_handshake);

@@ -144,7 +144,7 @@ TEST_CASE("HOOK-07 HOOK-08 HOOK-13 every failure fails open with the unchanged s
   CHECK(r.status("alpha").diagnostics[other] == 0);
 }
 
-TEST_CASE("HOOK-09 an invalid mutation is diagnosed and skipped; the next plugin sees the last valid state", "[engine][hooks]") {
+TEST_CASE("HOOK-09 an invalid mutation is diagnosed and skipped — the next plugin sees the last valid state", "[engine][hooks]") {
   HookRig r({"alpha", "beta", "gamma"});
   r.up({{"alpha", kUserInput}, {"beta", kUserInput}, {"gamma", kUserInput}});
   auto s = r.engine->createSession();
@@ -209,7 +209,7 @@ TEST_CASE("HOOK-11 one fresh context_id per chain, shared by all of its plugins"
 
 // ---- tool_before_call -----------------------------------------------------------------------------
 
-TEST_CASE("HOOK-16 tool_before_call runs only after policy and approval; denied calls are never shown", "[engine][hooks][tools]") {
+TEST_CASE("HOOK-16 tool_before_call runs only after policy and approval — denied calls are never shown", "[engine][hooks][tools]") {
   HookRig r;
   r.cfg.permissions = {{"plugin", "echo*", Decision::Allow}, {"plugin", "echo secret*", Decision::Deny}};
   r.up({{"alpha", R"(["tool_before_call"])"}}, "[" + echoTool() + "]");
@@ -361,7 +361,7 @@ TEST_CASE("HOOK-22 an invalid modification is skipped in 0.0.6 and fails the cal
 
 // ---- tool_after_result ----------------------------------------------------------------------------
 
-TEST_CASE("HOOK-23 HOOK-24 tool_after_result runs before the termination is committed; a replacement is what the next plugin sees", "[engine][hooks][tools]") {
+TEST_CASE("HOOK-23 HOOK-24 tool_after_result runs before the termination is committed — a replacement is what the next plugin sees", "[engine][hooks][tools]") {
   HookRig r({"alpha", "beta"});
   std::string tar = R"(["tool_after_result"])";
   r.up({{"alpha", tar}, {"beta", tar}}, "[" + echoTool() + "]");
@@ -406,7 +406,7 @@ TEST_CASE("HOOK-25 a 0.0.6 replacement changes only the model-facing content", "
   CHECK(str(msgs[msgs.Size() - 1]["content"], "content") == "for the model");
 }
 
-TEST_CASE("HOOK-26 a replacement above the tool-output byte limit is skipped; note is ignored", "[engine][hooks][tools]") {
+TEST_CASE("HOOK-26 a replacement above the tool-output byte limit is skipped — note is ignored", "[engine][hooks][tools]") {
   HookRig r({"alpha", "beta"});
   std::string tar = R"(["tool_after_result"])";
   r.up({{"alpha", tar}, {"beta", tar}}, "[" + echoTool() + "]");

@@ -65,7 +65,7 @@ std::uint64_t seqOf(HookRig& r, const std::string& session, const std::string& t
 
 // ---- the documented order, delegation and internal agents ---------------------------------------
 
-TEST_CASE("HOOK-12 HOOK-36 HOOK-41 delegated sessions get every agent hook but user_before_input; internal agents none", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-12 HOOK-36 HOOK-41 delegated sessions get every agent hook but user_before_input — internal agents none", "[engine][hooks][runtime]") {
   HookRig r;
   r.up({{"alpha", allHooks()}}, "[" + echoTool() + "]");
   auto s = r.engine->createSession();
@@ -98,7 +98,7 @@ TEST_CASE("HOOK-12 HOOK-36 HOOK-41 delegated sessions get every agent hook but u
   CHECK(r.rt->hooks().trace().back().hook == "session_before_compact");
 }
 
-TEST_CASE("HOOK-36 steering an active root run fires user_before_input; subagent steering does not", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-36 steering an active root run fires user_before_input — subagent steering does not", "[engine][hooks][runtime]") {
   HookRig r;
   r.up({{"alpha", R"(["user_before_input","message_end"])"}});
   auto s = r.engine->createSession();
@@ -142,7 +142,7 @@ TEST_CASE("HOOK-36 a delegated child's steering is committed without user_before
 
 // ---- user_before_input ------------------------------------------------------------------------------
 
-TEST_CASE("HOOK-37 HOOK-38 user_before_input params; a transform needs non-blank text and later plugins see it", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-37 HOOK-38 user_before_input params — a transform needs non-blank text and later plugins see it", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta"});
   r.up({{"alpha", kUserInput}, {"beta", kUserInput}});
   auto s = r.engine->createSession();
@@ -183,7 +183,7 @@ TEST_CASE("HOOK-39 handled consumes the input: no run starts and the chain ends"
   CHECK(seqOf(r, s, "run_started") != 0);
 }
 
-TEST_CASE("HOOK-40 a real final transform is committed with an adjacent audit event; A->B->A writes none", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-40 a real final transform is committed with an adjacent audit event — A->B->A writes none", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta"});
   r.up({{"alpha", kUserInput}, {"beta", kUserInput}});
   auto s = r.engine->createSession();
@@ -210,7 +210,7 @@ TEST_CASE("HOOK-40 a real final transform is committed with an adjacent audit ev
 
 // ---- agent_before_start -----------------------------------------------------------------------------
 
-TEST_CASE("HOOK-28 HOOK-29 HOOK-32 prompt edits accumulate in plugin order; prompt_context reflects the chain", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-28 HOOK-29 HOOK-32 prompt edits accumulate in plugin order — prompt_context reflects the chain", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta"});
   std::string abs = R"(["agent_before_start"])";
   r.up({{"alpha", abs}, {"beta", abs}});
@@ -268,7 +268,7 @@ TEST_CASE("HOOK-30 replace applies before append, append_to_system_prompt beats 
   CHECK(r.status("alpha").diagnostics["invalid_modification"] == invalid);
 }
 
-TEST_CASE("HOOK-31 HOOK-32 an injection keeps its role and is committed before the submitted input; blank or tool is invalid", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-31 HOOK-32 an injection keeps its role and is committed before the submitted input — blank or tool is invalid", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta", "gamma"});
   std::string abs = R"(["agent_before_start"])";
   r.up({{"alpha", abs}, {"beta", abs}, {"gamma", abs}});
@@ -294,7 +294,7 @@ TEST_CASE("HOOK-31 HOOK-32 an injection keeps its role and is committed before t
 
 // ---- model_before_request / provider hooks ----------------------------------------------------------
 
-TEST_CASE("HOOK-42 HOOK-43 HOOK-44 replace needs a complete valid list; adjustments apply with keep; the provider gets the result", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-42 HOOK-43 HOOK-44 replace needs a complete valid list — adjustments apply with keep — the provider gets the result", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta"});
   std::string mbr = R"(["model_before_request"])";
   r.up({{"alpha", mbr}, {"beta", mbr}});
@@ -338,7 +338,7 @@ TEST_CASE("HOOK-42 HOOK-43 HOOK-44 replace needs a complete valid list; adjustme
   }
 }
 
-TEST_CASE("HOOK-45 provider_before_headers gets {}; a mutation is unsupported_capability and changes nothing", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-45 provider_before_headers gets {} — a mutation is unsupported_capability and changes nothing", "[engine][hooks][runtime]") {
   HookRig r;
   r.up({{"alpha", R"(["provider_before_headers"])"}});
   auto s = r.engine->createSession();
@@ -352,7 +352,7 @@ TEST_CASE("HOOK-45 provider_before_headers gets {}; a mutation is unsupported_ca
   CHECK(json::compact(*r.record(mutated).requests[0]) == json::compact(*r.record(plain).requests[0]));
 }
 
-TEST_CASE("HOOK-46 provider_before_request gets the normalized request; a replacement must keep the model invariants", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-46 provider_before_request gets the normalized request — a replacement must keep the model invariants", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta"});
   std::string pbr = R"(["provider_before_request"])";
   r.up({{"alpha", pbr}, {"beta", pbr}});
@@ -403,7 +403,7 @@ TEST_CASE("HOOK-47 provider_after_response sees the status and {} headers, no bo
 
 // ---- message_end --------------------------------------------------------------------------------------
 
-TEST_CASE("HOOK-48 message_end gets the assembled turn before commit; a valid swap is stored, deltas stay", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-48 message_end gets the assembled turn before commit — a valid swap is stored, deltas stay", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta"});
   std::string me = R"(["message_end"])";
   r.up({{"alpha", me}, {"beta", me}});
@@ -558,7 +558,7 @@ TEST_CASE("HOOK-34 a cancel ends the chain, returns the reason and leaves the se
   CHECK(again.status == "compacted");
 }
 
-TEST_CASE("HOOK-52 session_before_fork params; a block fails the fork with the reason", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-52 session_before_fork params — a block fails the fork with the reason", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta"});
   std::string sbf = R"(["session_before_fork"])";
   r.up({{"alpha", sbf}, {"beta", sbf}});
@@ -587,7 +587,7 @@ TEST_CASE("HOOK-52 session_before_fork params; a block fails the fork with the r
   CHECK(!r.rt->fork(s, 99, [](const SessionOpResult&) {}));
 }
 
-TEST_CASE("HOOK-53 session_before_revert: block fails with the reason; override replaces instructions; blank is invalid", "[engine][hooks][runtime]") {
+TEST_CASE("HOOK-53 session_before_revert: block fails with the reason — override replaces instructions — blank is invalid", "[engine][hooks][runtime]") {
   HookRig r({"alpha", "beta", "gamma"});
   std::string sbr = R"(["session_before_revert"])";
   r.up({{"alpha", sbr}, {"beta", sbr}, {"gamma", sbr}});

@@ -172,7 +172,7 @@ TEST_CASE("LIFE-05 disabled entries are never started", "[engine][life]") {
   CHECK(r.host.procs.size() == 1);
 }
 
-TEST_CASE("INIT-07 INIT-08 nothing but initialize is written before the handshake; earlier events are never delivered", "[engine][init]") {
+TEST_CASE("INIT-07 INIT-08 nothing but initialize is written before the handshake — earlier events are never delivered", "[engine][init]") {
   Rig r;
   auto& e = r.start();
   auto s = e.createSession();
@@ -268,7 +268,7 @@ TEST_CASE("RPC-09 responses with string, unknown or late ids are ignored", "[eng
   CHECK(r.status("alpha").state == PluginState::Connected);
 }
 
-TEST_CASE("RPC-13 RPC-17 RPC-14 unknown requests get -32601 with the id echoed; unknown notifications are ignored", "[engine][rpc]") {
+TEST_CASE("RPC-13 RPC-17 RPC-14 unknown requests get -32601 with the id echoed — unknown notifications are ignored", "[engine][rpc]") {
   Rig r;
   r.start();
   r.answerInit("alpha");
@@ -294,7 +294,7 @@ TEST_CASE("RPC-06 RPC-07 engine request ids are 1 for initialize, then 2, 3, ...
   CHECK(pings[1]["id"].GetInt() == 3);
 }
 
-TEST_CASE("PING-01 PING-02 PING-03 ping only when connected; result exactly {}; failures fail the ping only", "[engine][ping]") {
+TEST_CASE("PING-01 PING-02 PING-03 ping only when connected — result exactly {} — failures fail the ping only", "[engine][ping]") {
   Rig r;
   r.cfg.plugins[0].interception_timeout_ms = 100;
   r.start();
@@ -348,7 +348,7 @@ TEST_CASE("SHUT-01 SHUT-02 SHUT-05 SHUT-06 shutdown notification, stdin close, e
   CHECK(e.shutdownComplete());
 }
 
-TEST_CASE("SHUT-03 SHUT-06 SHUT-07 grace expiry kills the process group and fails the plugin; reaping is bounded", "[engine][shut]") {
+TEST_CASE("SHUT-03 SHUT-06 SHUT-07 grace expiry kills the process group and fails the plugin — reaping is bounded", "[engine][shut]") {
   Rig r;
   r.cfg.plugins[0].shutdown_grace_ms = 300;
   auto& e = r.start();

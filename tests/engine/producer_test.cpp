@@ -231,7 +231,7 @@ TEST_CASE("PROD-28 discard rejects a foreign owner, another session, an unknown 
   CHECK(d("alpha", s, mid) == -32046);
 }
 
-TEST_CASE("PROD-29 PROD-30 a claimed message rejects discard until released; consumed never returns", "[engine][producer]") {
+TEST_CASE("PROD-29 PROD-30 a claimed message rejects discard until released — consumed never returns", "[engine][producer]") {
   ProdRig r;
   r.boot();
   std::string s = sid(r);
@@ -260,7 +260,7 @@ TEST_CASE("PROD-33 accepted messages survive the plugin's crash and the registra
   CHECK(r.svc->claim(s, std::nullopt) == mid);
 }
 
-TEST_CASE("PROD-34 at most 32 producer handler tasks per connection, then -32041; none unanswered", "[engine][producer]") {
+TEST_CASE("PROD-34 at most 32 producer handler tasks per connection, then -32041 — none unanswered", "[engine][producer]") {
   ProdRig r;
   r.boot();
   std::string s = sid(r);

@@ -31,7 +31,7 @@ TEST_CASE("RECOV-04 RECOV-07 no deadline: completion after 60 s of silence is ac
   CHECK(r.svc->recovery("alpha")->state == RecoveryState::Ready);
 }
 
-TEST_CASE("RECOV-05 the outcome is ready or failed with a message; anything else is -32602", "[engine][recovery]") {
+TEST_CASE("RECOV-05 the outcome is ready or failed with a message — anything else is -32602", "[engine][recovery]") {
   ProdRig r;
   r.boot();
   CHECK(ProdRig::code(r.call("alpha", "plugin/recovery/complete", R"({"outcome":{"status":"done"}})")) == -32602);
@@ -126,7 +126,7 @@ TEST_CASE("RECOV-14 the state watch coalesces wake-ups into one reconcile", "[en
   CHECK(r.svc->reconciles() == base + 1);  // no spurious wake-ups
 }
 
-TEST_CASE("RECOV-16 RECOV-18 discard of an old receipt during recovery on a new connection; failed outcome does not gate", "[engine][recovery]") {
+TEST_CASE("RECOV-16 RECOV-18 discard of an old receipt during recovery on a new connection — failed outcome does not gate", "[engine][recovery]") {
   TempDir dir;
   ProdRig r;
   r.journal_dir = dir.path;

@@ -76,7 +76,7 @@ TEST_CASE("TOOL-08 the engine only calls tools the plugin declared and still own
   CHECK(str(r.lastFrame("beta")["params"], "tool") == "shared");
 }
 
-TEST_CASE("TOOL-15 every failure cause ends the call failed or cancelled; accepted output is kept and flagged", "[engine][tools]") {
+TEST_CASE("TOOL-15 every failure cause ends the call failed or cancelled — accepted output is kept and flagged", "[engine][tools]") {
   Rig r;
   r.cfg.plugins[0].tool_timeout_ms = 1000;
   auto& e = r.start();
@@ -143,7 +143,7 @@ TEST_CASE("TOOL-32 the protocol has no member for plugin-supplied capture, previ
   }
 }
 
-TEST_CASE("EVT-03 delivery starts after the handshake; earlier events are never replayed", "[engine][evt]") {
+TEST_CASE("EVT-03 delivery starts after the handshake — earlier events are never replayed", "[engine][evt]") {
   Rig r;
   auto& e = r.start();
   auto s = e.createSession();
@@ -238,7 +238,7 @@ TEST_CASE("EVT-21 each plugin/event carries its own fresh grant, valid for 5 s f
   CHECK(str(r.lastFrame("alpha")["params"], "bus") == "rejected");
 }
 
-TEST_CASE("EVT-22 the delivery queue is cleared when the connection ends; nothing is redelivered", "[engine][evt]") {
+TEST_CASE("EVT-22 the delivery queue is cleared when the connection ends — nothing is redelivered", "[engine][evt]") {
   Rig r;
   auto& e = r.start();
   r.answerInit("alpha", subscriber());
@@ -382,7 +382,7 @@ TEST_CASE("QUOTA-03 the largest admitted emit serialises to a plugin_event_added
   CHECK(record.size() <= 278'528u);
 }
 
-TEST_CASE("QUOTA-13 diagnostics flush every 100 ms off the append path; no increment is lost", "[engine][quota]") {
+TEST_CASE("QUOTA-13 diagnostics flush every 100 ms off the append path — no increment is lost", "[engine][quota]") {
   Rig r({"alpha", "observer"});
   auto& e = r.start();
   r.answerInit("alpha", subscriber());

@@ -168,7 +168,7 @@ TEST_CASE("RPC-02 method+id is a request, method alone a notification, no method
   CHECK(r.status("alpha").state == PluginState::Connected);
 }
 
-TEST_CASE("RPC-10 responses may come in any order; correlation is by id only", "[engine][rpc]") {
+TEST_CASE("RPC-10 responses may come in any order — correlation is by id only", "[engine][rpc]") {
   Rig r;
   auto& e = r.start();
   r.answerInit("alpha", {}, "[" + tool("echo") + "]");
@@ -328,7 +328,7 @@ TEST_CASE("INIT-15 capabilities are fixed: exactly one plugin/initialize per pro
   CHECK_FALSE(r.status("alpha").capabilities.publish_session_events);
 }
 
-TEST_CASE("INIT-24 a one-sided producer opt-in connects; producer requests are refused with -32040", "[engine][init]") {
+TEST_CASE("INIT-24 a one-sided producer opt-in connects — producer requests are refused with -32040", "[engine][init]") {
   ProdRig r({"alpha"}, /*opt_in=*/false);
   auto& e = r.boot(/*plugin_caps=*/true);
   CHECK(r.status("alpha").state == PluginState::Connected);
@@ -375,7 +375,7 @@ TEST_CASE("LIFE-01 each plugin is its own process: the engine asks the host to s
   CHECK(r.conn("alpha") != r.conn("beta"));
 }
 
-TEST_CASE("LIFE-07 configuration: name 1-128 control-free characters, command, cwd and timeouts checked; defaults", "[engine][life]") {
+TEST_CASE("LIFE-07 configuration: name 1-128 control-free characters, command, cwd and timeouts checked — defaults", "[engine][life]") {
   auto parse = [](const std::string& plugins) { return parseConfig(R"({"plugins":)" + plugins + "}", "t.json"); };
   auto ok = parse(R"({"p":{"command":"/bin/p"}})");
   REQUIRE(ok);

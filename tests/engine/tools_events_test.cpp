@@ -54,7 +54,7 @@ TEST_CASE("TOOL-07 non-object arguments fail before any frame is written", "[eng
   CHECK(r.written("alpha").size() == n);
 }
 
-TEST_CASE("TOOL-09 TOOL-14 single output completes; is_error marks the call failed but keeps the output", "[engine][tools]") {
+TEST_CASE("TOOL-09 TOOL-14 single output completes — is_error marks the call failed but keeps the output", "[engine][tools]") {
   Rig r;
   auto& e = r.start();
   r.answerInit("alpha", {}, "[" + tool("echo") + "]");
@@ -142,7 +142,7 @@ TEST_CASE("TOOL-18 cancellation writes nothing, revokes the grant and ignores th
   CHECK(str(r.lastFrame("alpha")["params"], "reason") == "context_id was already consumed, expired, or revoked");
 }
 
-TEST_CASE("TOOL-21 TOOL-22 TOOL-23 deny by default; visibility needs a plugin rule; calls match permission and resource", "[engine][tools]") {
+TEST_CASE("TOOL-21 TOOL-22 TOOL-23 deny by default — visibility needs a plugin rule — calls match permission and resource", "[engine][tools]") {
   Rig r({"alpha"}, false);
   auto& e = r.start();
   r.answerInit("alpha", {}, "[" + tool("issue_read") + "]");
@@ -184,7 +184,7 @@ TEST_CASE("TOOL-26 TOOL-27 built-in names are reserved and MCP claims win", "[en
   (void)e;
 }
 
-TEST_CASE("TOOL-28 the plugin registering last wins a name; the loser keeps its other tools", "[engine][tools]") {
+TEST_CASE("TOOL-28 the plugin registering last wins a name — the loser keeps its other tools", "[engine][tools]") {
   Rig r({"alpha", "beta"});
   auto& e = r.start();
   r.answerInit("alpha", {}, "[" + tool("shared") + "," + tool("only_a") + "]");
@@ -308,7 +308,7 @@ TEST_CASE("EVT-12 EVT-14 EVT-15 EVT-16 a full queue evicts by class and counts d
   for (auto& ev : r.framesOf("slow", "plugin/event")) CHECK(str(ev["params"], "event", "type") != "plugin_diagnostic");
 }
 
-TEST_CASE("EMIT-11 EMIT-12 grants activate at the write; dropped deliveries' grants never activate", "[engine][emit]") {
+TEST_CASE("EMIT-11 EMIT-12 grants activate at the write — dropped deliveries' grants never activate", "[engine][emit]") {
   Rig r;
   auto& e = r.start();
   Caps c;
@@ -345,7 +345,7 @@ TEST_CASE("EMIT-10 notification grants expire 5 s after the write", "[engine][em
   CHECK(str(res, "durable") == "rejected");
 }
 
-TEST_CASE("EMIT-02 EMIT-06 EMIT-07 EMIT-05 EMIT-14 one result per emit in order; tokens are one-shot even when rejected", "[engine][emit]") {
+TEST_CASE("EMIT-02 EMIT-06 EMIT-07 EMIT-05 EMIT-14 one result per emit in order — tokens are one-shot even when rejected", "[engine][emit]") {
   Rig r({"alpha", "observer"});
   auto& e = r.start();
   Caps c;
@@ -419,7 +419,7 @@ TEST_CASE("EMIT-15 EMIT-16 EMIT-17 EMIT-20 statuses: published bus, rejected dur
   for (auto& rec : e.session(s)->log) CHECK(rec.type != "plugin_event_added");
 }
 
-TEST_CASE("EMIT-21 EMIT-22 an emit before the handshake is rejected as not initialized; undecodable params are fatal", "[engine][emit]") {
+TEST_CASE("EMIT-21 EMIT-22 an emit before the handshake is rejected as not initialized — undecodable params are fatal", "[engine][emit]") {
   Rig r;
   r.start();
   r.send("alpha", emit("s", "t"));

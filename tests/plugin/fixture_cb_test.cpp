@@ -77,7 +77,7 @@ TEST_CASE("SDK-07 a notification grant runs from the reader's decode, also while
   }
 }
 
-TEST_CASE("RPC-10 fixture_sleep answers in completion order; fixture_fifo_answers holds the fast one back", "[fixture]") {
+TEST_CASE("RPC-10 fixture_sleep answers in completion order — fixture_fifo_answers holds the fast one back", "[fixture]") {
   for (std::string fault : {"", "fixture_fifo_answers"}) {
     Engine e(fixture(fault));
     e.handshake();
@@ -125,7 +125,7 @@ TEST_CASE("SDK-17 SDK-18 PING-04 saturation knobs: limit, code, ping through a s
   }
 }
 
-TEST_CASE("SDK-26 EVT-23 fixture_panic: tool panics answer -32603, event panics only log; the knobs break each",
+TEST_CASE("SDK-26 EVT-23 fixture_panic: tool panics answer -32603, event panics only log — the knobs break each",
           "[fixture][panic]") {
   for (std::string fault : {"", "tool_panic_code_32000", "event_panic_fatal"}) {
     INFO("fault: " << fault);
@@ -147,7 +147,7 @@ TEST_CASE("SDK-26 EVT-23 fixture_panic: tool panics answer -32603, event panics 
   }
 }
 
-TEST_CASE("EMIT-25 EMIT-26 SDK-08 fixture_emit reports the status the engine sent, paired FIFO by name; the knobs break each",
+TEST_CASE("EMIT-25 EMIT-26 SDK-08 fixture_emit reports the status the engine sent, paired FIFO by name — the knobs break each",
           "[fixture][grant]") {
   struct Row {
     const char* fault;
@@ -204,7 +204,7 @@ TEST_CASE("SDK-06 SDK-07 the session_shared_grant and grant_outlives_answer knob
   }
 }
 
-TEST_CASE("SDK-22 emit results reach a saturated SDK; the emit_result_needs_slot knob drops them", "[fixture][bounds]") {
+TEST_CASE("SDK-22 emit results reach a saturated SDK — the emit_result_needs_slot knob drops them", "[fixture][bounds]") {
   for (std::string fault : {"", "emit_result_needs_slot"}) {
     INFO("fault: " << fault);
     Engine e(fixture(fault));
@@ -225,7 +225,7 @@ TEST_CASE("SDK-22 emit results reach a saturated SDK; the emit_result_needs_slot
   }
 }
 
-TEST_CASE("SDK-21 the recovery slot is outside the 64; the recovery_takes_slot knob takes one of them", "[fixture][bounds]") {
+TEST_CASE("SDK-21 the recovery slot is outside the 64 — the recovery_takes_slot knob takes one of them", "[fixture][bounds]") {
   for (std::string fault : {"", "recovery_takes_slot"}) {
     INFO("fault: " << fault);
     BehaviourOptions o;

@@ -83,7 +83,7 @@ TEST_CASE("SDK-08 the engine's timing rejection of a locally valid emit is repor
   CHECK((*got)->reason == std::optional<std::string>("context_expired"));
 }
 
-TEST_CASE("SDK-26 event and bus handler panics go to stderr; no frame; the connection continues", "[sdk][panic]") {
+TEST_CASE("SDK-26 event and bus handler panics go to stderr — no frame — the connection continues", "[sdk][panic]") {
   PluginBuilder b("p", "1");
   b.onEvent([](Context, const EventDelivery&, Completion) { throw std::runtime_error("boom"); });
   b.onBusEvent([](Context, const BusDelivery&, Completion) { throw 42; });
@@ -286,7 +286,7 @@ TEST_CASE("behaviour files: a failed recovery outcome and a delayed hook answer"
   CHECK(json::compact(*at(out[0], "result")) == R"({"action":"block","reason":"no"})");
 }
 
-TEST_CASE("INIT-26 any engine_version is accepted; the profile's protocol_version is required exactly", "[sdk][init]") {
+TEST_CASE("INIT-26 any engine_version is accepted — the profile's protocol_version is required exactly", "[sdk][init]") {
   Engine e(PluginBuilder("p", "1"));
   std::string init = kInit006;
   init.replace(init.find(R"("engine_version":"t")"), 20, R"("engine_version":"x")");

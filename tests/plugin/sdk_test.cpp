@@ -198,7 +198,7 @@ TEST_CASE("FRAME-16 an oversized emit fails locally and nothing is written", "[s
   CHECK(e.srv->state() == ServerState::Running);
 }
 
-TEST_CASE("SDK-17 SDK-18 PING-04 the 65th concurrent callback is refused with -32050; ping still answers", "[sdk][bounds]") {
+TEST_CASE("SDK-17 SDK-18 PING-04 the 65th concurrent callback is refused with -32050 — ping still answers", "[sdk][bounds]") {
   auto held = std::make_shared<std::vector<ToolReply>>();
   PluginBuilder b("p", "1");
   b.tool(echoDecl("slow"), [held](Context, ToolCall, ToolReply r) { held->push_back(r); });
@@ -224,7 +224,7 @@ TEST_CASE("SDK-17 SDK-18 PING-04 the 65th concurrent callback is refused with -3
   CHECK(e.drain().empty());  // accepted this time
 }
 
-TEST_CASE("SDK-19 SDK-20 at most 128 producer requests await replies; the 129th fails locally", "[sdk][bounds]") {
+TEST_CASE("SDK-19 SDK-20 at most 128 producer requests await replies — the 129th fails locally", "[sdk][bounds]") {
   auto results = std::make_shared<std::vector<Result<ProducerHandle>>>();
   PluginBuilder b("p", "1");
   b.enableProducers().onRecovery([results](Context c, RecoveryDone) {
@@ -350,7 +350,7 @@ TEST_CASE("PROD-11 PROD-12 keys and descriptions are validated before anything i
   CHECK(r->error().kind == ErrorKind::InvalidArgument);
 }
 
-TEST_CASE("SDK-12 PROD-25 unregister can be retried after a rejection; dropping a handle sends nothing", "[sdk][producer]") {
+TEST_CASE("SDK-12 PROD-25 unregister can be retried after a rejection — dropping a handle sends nothing", "[sdk][producer]") {
   std::vector<Result<Ok>> results;  // outlives the rig: teardown fails pending calls into it
   ProducerRig rig;
   (*rig.handle)->unregister([&](Result<Ok> r) { results.push_back(std::move(r)); });
@@ -424,7 +424,7 @@ TEST_CASE("TOOL-31 unknown tool, bad arguments, handler failure and handler pani
   CHECK(json::compact(out[5]) == R"({"jsonrpc":"2.0","id":7,"result":{"output":{"kind":"single","text":"hi"},"is_error":false}})");
 }
 
-TEST_CASE("TOOL-11 TOOL-12 named output lists every declared stream; mismatches never reach the wire", "[sdk][tools]") {
+TEST_CASE("TOOL-11 TOOL-12 named output lists every declared stream — mismatches never reach the wire", "[sdk][tools]") {
   PluginBuilder b("p", "1");
   b.tool(makeTool("report", "r", "{}", "report", std::nullopt, OutputDecl::namedStreams({"results", "errors"})),
          [](Context, ToolCall c, ToolReply r) {
@@ -507,7 +507,7 @@ TEST_CASE("RPC-08 ids are echoed with the same JSON type and value", "[sdk][rpc]
   CHECK(out[1] == R"({"jsonrpc":"2.0","id":"abc","result":{}})");
 }
 
-TEST_CASE("SDK-25 malformed frames and envelopes are fatal; nothing is answered", "[sdk][fatal]") {
+TEST_CASE("SDK-25 malformed frames and envelopes are fatal — nothing is answered", "[sdk][fatal]") {
   auto fatalFor = [](std::string_view frame) {
     Engine e(PluginBuilder("p", "1"));
     e.send(frame);
@@ -531,7 +531,7 @@ TEST_CASE("SDK-25 malformed frames and envelopes are fatal; nothing is answered"
         std::make_pair(ServerState::Running, std::size_t(1)));
 }
 
-TEST_CASE("FRAME-05 FRAME-07 decoder errors are fatal; FRAME-18 EOF ends the run normally", "[sdk][fatal]") {
+TEST_CASE("FRAME-05 FRAME-07 decoder errors are fatal — FRAME-18 EOF ends the run normally", "[sdk][fatal]") {
   Engine a(PluginBuilder("p", "1"));
   wire::FrameEvent bad;
   bad.kind = wire::FrameEvent::Kind::InvalidUtf8;
@@ -572,7 +572,7 @@ TEST_CASE("SDK-20 the inbound queue holds 32 frames and applies back-pressure wi
   CHECK(e.drain().size() == 32);
 }
 
-TEST_CASE("SDK-19 writers wait while 128 outbound frames are queued; nothing is dropped", "[sdk][bounds]") {
+TEST_CASE("SDK-19 writers wait while 128 outbound frames are queued — nothing is dropped", "[sdk][bounds]") {
   Engine e(PluginBuilder("p", "1"));
   for (int i = 0; i < 130; ++i) {
     e.srv->receiveFrame(R"({"jsonrpc":"2.0","id":1,"method":"plugin/ping","params":{}})");

@@ -61,7 +61,7 @@ TEST_CASE("HOOK-03 RPC-13 method tables: 27 methods in 0.0.6, 21 in 0.0.4", "[pr
   CHECK(ntf->rule_id == "RPC-16");
 }
 
-TEST_CASE("INIT-10 profiles are found by version or name; 0.0.5 is no profile", "[protocol][profile]") {
+TEST_CASE("INIT-10 profiles are found by version or name — 0.0.5 is no profile", "[protocol][profile]") {
   REQUIRE(cp::findProfile("0.0.6") == &cp::profileV006());
   REQUIRE(cp::findProfile("v004") == &cp::profileV004());
   CHECK(cp::findProfile("0.0.5") == nullptr);

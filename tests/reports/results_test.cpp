@@ -121,7 +121,7 @@ TEST_CASE("FRAME-19 strict mode: Lvl I rules binding the plugin become binding",
   CHECK(strictBinding(makeFinding("INIT-21", kBindsEngine, "m", "e", "a", {}), kBindsEngine));
 }
 
-TEST_CASE("FRAME-08 strict mode: the should clause of an M rule binds; uncertain advisories do not", "[results][strict]") {
+TEST_CASE("FRAME-08 strict mode: the should clause of an M rule binds — uncertain advisories do not", "[results][strict]") {
   // "writers should not send CR": an SDK writer's CR FAILs under --strict.
   CHECK(strictBinding(advisory("FRAME-08", kBindsPlugin), kPluginSide));
   // FRAME-03's advisory (a killed process's unterminated frame) is uncertainty, not a SHOULD.

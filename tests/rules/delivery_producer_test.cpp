@@ -104,7 +104,7 @@ TEST_CASE("PROD-16 a send for another session than the registration's must be re
   CHECK(good.run().empty());
 }
 
-TEST_CASE("PROD-18 an identical retry is never a key conflict; PROD-19 a changed body is", "[rules][prod]") {
+TEST_CASE("PROD-18 an identical retry is never a key conflict — PROD-19 a changed body is", "[rules][prod]") {
   Script bad = producer(), good = producer(), changed = producer();
   bad.p2e(reg(1)).e2p(ok(1, pid(kP1))).p2e(send(2, kP1)).e2p(ok(2, mid(kM1))).p2e(send(3, kP1)).e2p(err(3, -32045));
   CHECK(ids(bad.run()) == V{"PROD-18"});
@@ -130,7 +130,7 @@ TEST_CASE("PROD-23 / PROD-24 unregister outcomes on one connection", "[rules][pr
   CHECK(pluginIds(unknown.run()) == V{"PROD-06"});  // an id this connection never registered
 }
 
-TEST_CASE("PROD-26 a discard unregisters nothing; PROD-27 discard needs no registration", "[rules][prod]") {
+TEST_CASE("PROD-26 a discard unregisters nothing — PROD-27 discard needs no registration", "[rules][prod]") {
   Script after_discard = producer(), reg_code = producer();
   after_discard.p2e(reg(1)).e2p(ok(1, pid(kP1))).p2e(send(2, kP1)).e2p(ok(2, mid(kM1))).p2e(discard(3, kM1))
       .e2p(ok(3, "{}")).p2e(send(4, kP1, "k2")).e2p(err(4, -32043));
@@ -139,7 +139,7 @@ TEST_CASE("PROD-26 a discard unregisters nothing; PROD-27 discard needs no regis
   CHECK(ids(reg_code.run()) == V{"PROD-27"});
 }
 
-TEST_CASE("PROD-28 a receipt is not discardable through another session; PROD-31 repeat discard", "[rules][prod]") {
+TEST_CASE("PROD-28 a receipt is not discardable through another session — PROD-31 repeat discard", "[rules][prod]") {
   Script other = producer(), twice = producer(), unknown = producer();
   other.p2e(reg(1)).e2p(ok(1, pid(kP1))).p2e(send(2, kP1)).e2p(ok(2, mid(kM1))).p2e(discard(3, kM1, kS2))
       .e2p(ok(3, "{}"));

@@ -84,7 +84,7 @@ TEST_CASE("clean: events with increasing seq, emits answered in order", "[rules]
   CHECK(f.empty());
 }
 
-TEST_CASE("EVT-05 seq must increase per session; other sessions are independent", "[rules][evt]") {
+TEST_CASE("EVT-05 seq must increase per session — other sessions are independent", "[rules][evt]") {
   Script bad, good;
   bad.handshake().e2p(event(2, "a")).e2p(event(2, "b"));
   CHECK(ids(bad.run()) == V{"EVT-05"});

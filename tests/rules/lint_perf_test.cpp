@@ -288,7 +288,7 @@ TEST_CASE("trace reader: memory does not grow with the number of lines", "[rules
   if (before > 0 && after > 0) CHECK(after - before < 32 * 1024);
 }
 
-TEST_CASE("EMIT-06 a forgotten spent token delivered again stays spent; the plugin is not blamed for using it",
+TEST_CASE("EMIT-06 a forgotten spent token delivered again stays spent — the plugin is not blamed for using it",
           "[rules][lint][perf]") {
   Feeder f;
   f.busEvent(1'000'000, "tok-a");

@@ -84,7 +84,7 @@ TEST_CASE("RPC-08 a ping unanswered past its deadline before the shutdown (advis
   CHECK(young.run().empty());
 }
 
-TEST_CASE("TOOL-03 a named output of 9 streams or a repeated stream; TOOL-04 the stream characters",
+TEST_CASE("TOOL-03 a named output of 9 streams or a repeated stream — TOOL-04 the stream characters",
           "[rules][tool]") {
   Script nine, dup, chars, good;
   nine.e2p(kInit).p2e(initResult("", tools(R"("parameters":{"type":"object"},"output":{"kind":"named","streams":["a","b","c","d","e","f","g","h","i"]})")));
@@ -97,7 +97,7 @@ TEST_CASE("TOOL-03 a named output of 9 streams or a repeated stream; TOOL-04 the
   CHECK(good.run().empty());
 }
 
-TEST_CASE("INIT-21 parameters that are not a usable JSON Schema; the engine must then refuse", "[rules][init]") {
+TEST_CASE("INIT-21 parameters that are not a usable JSON Schema — the engine must then refuse", "[rules][init]") {
   Script bad, good;
   bad.e2p(kInit).p2e(initResult("", tools(R"("parameters":{"type":12})"))).e2p(event(1, "t1"));
   auto f = bad.run();
@@ -108,7 +108,7 @@ TEST_CASE("INIT-21 parameters that are not a usable JSON Schema; the engine must
   CHECK(good.run().empty());
 }
 
-TEST_CASE("INIT-25 SDKs report resources:false (advisory); engines send no resource method", "[rules][init]") {
+TEST_CASE("INIT-25 SDKs report resources:false (advisory) — engines send no resource method", "[rules][init]") {
   const std::string caps_res = R"({"tools":true,"resources":true,"subscribe_events":true,"subscribe_bus":true,"publish_bus":true,"publish_session_events":false,"producer_messaging":false,"intercept":[]})";
   Script plugin, engine;
   plugin.handshake(initResult(caps_res));

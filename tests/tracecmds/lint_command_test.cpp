@@ -70,7 +70,7 @@ TEST_CASE("lint: unreadable input exits 2 naming the line and the reason", "[lin
   }
 }
 
-TEST_CASE("lint: --report-dir writes JSON, JUnit, SARIF and Markdown; --format json on stdout", "[lint]") {
+TEST_CASE("lint: --report-dir writes JSON, JUnit, SARIF and Markdown — --format json on stdout", "[lint]") {
   TempDir dir;
   const std::string t = traceData("lint_dirty_emit02.ndjson");
   Result r = run({conformBin(), "lint", "--format", "json", "--report-dir", dir / "rep", t}, "", dir);
