@@ -190,7 +190,9 @@ const std::vector<Entry>& entries() {
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/capabilities/publish_session_events", "true"); }));
     add({"resources_true", "INIT-25", "declares the deferred resources capability as true"},
         initRewrite([](Env&, json::Document& d) { setPtr(d, "/result/capabilities/resources", "true"); }));
-    add({"handshake_error", "INIT-19", "answers plugin/initialize with an error response"},
+    // Stimulus: a plugin may decline the handshake with an error response; INIT-19 binds the
+    // engine (it must then fail that plugin alone, "handshake rejected: …").
+    stimulus({"handshake_error", "INIT-19", "answers plugin/initialize with an error response"},
         onAnswer("plugin/initialize", [](Env&, json::Document& d) {
           return std::vector<std::string>{"{\"jsonrpc\":\"2.0\",\"id\":" + json::compact(*json::member(d, "id")) +
                                           ",\"error\":{\"code\":-32000,\"message\":\"not today\"}}"};
@@ -325,7 +327,9 @@ const std::vector<Entry>& entries() {
           e.srv->writeRaw("{\"jsonrpc\":\"2.0\",\"method\":\"plugin/tools/progress\",\"params\":{\"invocation_id\":" +
                           quote(param(msg, "invocation_id")) + ",\"text\":\"partial\"}}");
         }));
-    add({"crash_during_tool", "TOOL-15", "aborts (SIGABRT) when a tool call arrives"},
+    // RPC-08 (M, P): the call it dies on is never answered. TOOL-15 (how the engine ends such a
+    // call) binds the engine; the RPC-08 case calls every tool and requires each answered.
+    add({"crash_during_tool", "RPC-08", "aborts (SIGABRT) when a tool call arrives"},
         onInbound("plugin/tools/call", [](Env&, const json::Value&) { std::abort(); }));
     // ---- hooks (triggered by plugin/intercept/*) ----------------------------------------------
     add({"bad_hook_result", "HOOK-13", "answers tool_before_call with {\"action\":\"maybe\"}"},
@@ -341,7 +345,9 @@ const std::vector<Entry>& entries() {
             return one(d);
           };
         });
-    add({"slow_hook", "HOOK-06", "answers tool_before_call after 2,500 ms (over the 2,000 ms default)", 3000},
+    // Stimulus: a late hook answer is legal on the wire; HOOK-06 binds the engine (it stops waiting
+    // at interception_timeout_ms and fails open).
+    stimulus({"slow_hook", "HOOK-06", "answers tool_before_call after 2,500 ms (over the 2,000 ms default)", 3000},
         onAnswer("plugin/intercept/tool_before_call", [](Env& e, json::Document& d) {
           PluginServer* srv = e.srv;
           srv->after(std::chrono::milliseconds(2500), [srv, f = json::compact(d)] { srv->writeRaw(f); });
@@ -390,7 +396,9 @@ const std::vector<Entry>& entries() {
         sendOnce("k\tey", "tab key"));
     add({"never_completes_recovery", "RECOV-06", "ignores plugin/recovery/start and never completes recovery"},
         onInbound("plugin/recovery/start", [](Env&, const json::Value&) {}, /*swallow=*/true));
-    add({"recovery_twice", "RECOV-10", "completes recovery as ready, then again as failed"},
+    // Stimulus: RECOV-10 binds the engine (a repeat with the identical outcome succeeds, a changed
+    // outcome is rejected -32048); no rule forbids the plugin to try.
+    stimulus({"recovery_twice", "RECOV-10", "completes recovery as ready, then again as failed"},
         [](const EnvPtr& e) {
           e->rewrite = [w = std::weak_ptr<Env>(e)](json::Document&, const std::string& m, std::string frame) {
             std::vector<std::string> out{std::move(frame)};
@@ -407,7 +415,9 @@ const std::vector<Entry>& entries() {
     // ---- process and frames -------------------------------------------------------------------
     add({"ignores_shutdown", "SHUT-08", "keeps running for 30 s after plugin/shutdown and stdin EOF", 0, 30000},
         onInbound("plugin/shutdown", [](Env&, const json::Value&) {}, /*swallow=*/true));
-    add({"crash_after_initialize", "LIFE-03", "aborts (SIGABRT) 100 ms after answering plugin/initialize"},
+    // RPC-08 (M, P): the requests after its death go unanswered (the RPC-08 case pings again after
+    // 300 ms). LIFE-03 (failures contained to that plugin) binds the engine.
+    add({"crash_after_initialize", "RPC-08", "aborts (SIGABRT) 100 ms after answering plugin/initialize"},
         initThen([](Env& e, std::string f) {
           e.srv->after(std::chrono::milliseconds(100), [] { std::abort(); });
           return std::vector<std::string>{std::move(f)};
