@@ -431,10 +431,9 @@ const std::vector<Entry>& entries() {
           std::string head = R"({"jsonrpc":"2.0","method":"conform/pad","params":{"p":")", tail = "\"}}";
           return std::vector<std::string>{std::move(f), head + std::string(4'194'305 - head.size() - tail.size(), 'x') + tail};
         }));
-    // FRAME-10 (I, E,P: "writers must never send one"; FAIL under --strict). It also breaks FRAME-01
-    // (M: one JSON object per line), but only the case's timing shows that today (the monitors name
-    // an empty line FRAME-10 alone): the fault moves to FRAME-01 once the frame monitor names it.
-    add({"empty_line", "FRAME-10", "writes an empty line after the handshake"},
+    // FRAME-01 (M: one JSON object per line; PROTOCOL F6 "Writers MUST NOT emit empty lines"); the
+    // frame monitor also names FRAME-10 (I), the engine's reaction.
+    add({"empty_line", "FRAME-01", "writes an empty line after the handshake"},
         initThen([](Env&, std::string f) { return std::vector<std::string>{std::move(f), ""}; }));
     add({"batch_frame", "FRAME-11", "writes the JSON array [] as a frame after the handshake"},
         initThen([](Env&, std::string f) { return std::vector<std::string>{std::move(f), "[]"}; }));

@@ -301,9 +301,11 @@ class EmitMonitor : public Monitor {
 
   void emit(const Observation& o, const ConnectionState& s, FindingSink& out) {
     const Handshake& hs = s.handshake();
-    if (o.msg.isRequest())
+    if (o.msg.isRequest()) {
       out.report("EMIT-01", reports::kBindsPlugin, "plugin/emit was sent as a request",
                  "a notification without id", fmt::format("id {}", o.msg.id.render()), {o.evidence()});
+      return;  // a request is not an emit (PROTOCOL §3.2): answered -32601 (§3.5), no emit_result due
+    }
     const json::Value* p = o.msg.params;
     if (!p || !p->IsObject()) return;  // RPC-11; R4 treats it as fatal (EMIT-22)
     // The payload is walked once per emit (QUOTA-01 and the quota bytes share the result).

@@ -46,6 +46,9 @@ class FrameMonitor : public Monitor {
         if (ev.raw.empty()) {
           out.report("FRAME-10", writer(o), fmt::format("{} wrote an empty line", who(o)),
                      "no empty lines", "an empty line", {o.evidence()});
+          // FRAME-01 (M): every line is one JSON object; PROTOCOL F6: writers MUST NOT emit empty lines.
+          out.report("FRAME-01", writer(o), fmt::format("{} wrote an empty line", who(o)),
+                     "one JSON object per line", "an empty line", {o.evidence()});
         } else if (ev.raw.substr(0, 3) == "\xEF\xBB\xBF") {
           out.report("FRAME-14", writer(o), fmt::format("{} started a frame with a UTF-8 byte-order mark", who(o)),
                      "a frame starting with the JSON value", "EF BB BF prefix", {o.evidence()});

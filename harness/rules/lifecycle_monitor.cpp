@@ -197,9 +197,13 @@ class LifecycleMonitor : public Monitor {
       out.report("INIT-25", reports::kBindsSdk, "the plugin reports resources:true",
                  "SDKs report resources:false (resource methods are deferred)", "resources:true", {o.evidence()},
                  /*advisory=*/true);
-    if (auto bad = parametersSchemaProblem(r))
+    if (auto bad = parametersSchemaProblem(r)) {
       out.report("INIT-21", reports::kBindsPlugin, "a tool's parameters are not a usable JSON Schema",
                  "parameters passing draft 2020-12 meta-validation (§6.3 step 6)", *bad, {o.evidence()});
+      // TOOL-01 (M, binds the plugin): a declaration's `parameters` is a JSON Schema.
+      out.report("TOOL-01", reports::kBindsPlugin, "a tool declaration's parameters are not a JSON Schema",
+                 "parameters (JSON Schema)", *bad, {o.evidence()});
+    }
     if (auto problem = declarationProblem(r); problem && problem->rule_id != "INIT-20")
       out.report(problem->rule_id, reports::kBindsPlugin, "a tool declaration fails the engine's declaration checks",
                  "non-empty description, snake_case permission_name, primary_resource_param in "

@@ -55,7 +55,7 @@ TEST_CASE("each targeted fault fails the run with a finding on its rule", "[chec
   struct Row { const char* fault; const char* rule; Verdict v; };
   const Row rows[] = {
       {"non_json_stdout", "FRAME-01", Verdict::Fail},     {"batch_frame", "FRAME-11", Verdict::Fail},
-      {"empty_line", "FRAME-10", Verdict::NonStrict},     {"crlf_frames", "FRAME-08", Verdict::NonStrict},
+      {"empty_line", "FRAME-01", Verdict::Fail},     {"crlf_frames", "FRAME-08", Verdict::NonStrict},
       {"duplicate_member", "FRAME-19", Verdict::NonStrict}, {"ignores_shutdown", "FRAME-18", Verdict::Fail},
       {"ignores_shutdown", "SHUT-08", Verdict::Fail},     {"double_answer", "RPC-08", Verdict::Fail},
       {"wrong_response_id", "RPC-08", Verdict::Fail},     {"string_id", "RPC-08", Verdict::Fail},

@@ -35,10 +35,10 @@ TEST_CASE("FRAME-01 invalid UTF-8 from the engine is reported against the engine
   CHECK(f[0].binds == conform::reports::kBindsEngine);
 }
 
-TEST_CASE("FRAME-10 an empty line is reported", "[rules][frame]") {
+TEST_CASE("FRAME-10 FRAME-01 an empty line is reported: the engine's reaction and the writer's MUST NOT", "[rules][frame]") {
   Script s;
   s.handshake().text(Dir::PluginToEngine, "");
-  CHECK(ids(s.run()) == V{"FRAME-10"});
+  CHECK(ids(s.run()) == V{"FRAME-10", "FRAME-01"});
 }
 
 TEST_CASE("FRAME-11 a JSON array frame is reported", "[rules][frame]") {

@@ -101,7 +101,7 @@ TEST_CASE("INIT-21 parameters that are not a usable JSON Schema — the engine m
   Script bad, good;
   bad.e2p(kInit).p2e(initResult("", tools(R"("parameters":{"type":12})"))).e2p(event(1, "t1"));
   auto f = bad.run();
-  CHECK(pluginIds(f) == V{"INIT-21"});
+  CHECK(pluginIds(f) == V{"INIT-21", "TOOL-01"});
   CHECK(engineIds(f) == V{"INIT-21"});  // it kept talking to a plugin it must refuse
   good.e2p(kInit).p2e(initResult("", tools(R"("parameters":{"type":"object","properties":{"a":{"type":["string","null"]}}})")))
       .e2p(event(1, "t1"));
