@@ -41,6 +41,9 @@ const std::vector<EngineFaultInfo>& engineFaultTable() {
       {"recovery_start_twice", "RECOV-02", "writes plugin/recovery/start twice after the handshake", F::RecoveryStartTwice},
       {"no_recovery_start", "RECOV-02", "never writes plugin/recovery/start after a producer-enabled handshake", F::NoRecoveryStart},
       {"hooks_before_settled", "LIFE-12", "runs user_before_input while plugins are still in their handshake (they miss it)", F::HooksBeforeSettled},
+      {"hooks_by_name", "HOOK-04", "calls a hook's plugins in name order instead of registration order", F::HooksByName},
+      {"context_per_plugin", "HOOK-11", "gives each plugin of a hook chain its own context_id", F::ContextPerPlugin},
+      {"invalid_state_forwarded", "HOOK-09", "a blank user_before_input transform is diagnosed but still shown to the next plugin", F::InvalidStateForwarded},
       {"recovery_repeat_rejected", "RECOV-10", "rejects an identical repeat of plugin/recovery/complete with -32048", F::RecoveryRepeatRejected},
   };
   return t;

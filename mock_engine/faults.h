@@ -28,7 +28,8 @@ enum class EngineFault {
   EmitResultOutOfOrder, DurablePublished,
   // hooks, producers, recovery
   HookFailClosed, IgnoreHookTimeout, DedupByProducerId, AcceptChangedRetry, RecoveryStartTwice,
-  NoRecoveryStart, RecoveryRepeatRejected, HooksBeforeSettled,
+  NoRecoveryStart, RecoveryRepeatRejected, HooksBeforeSettled, HooksByName, ContextPerPlugin,
+  InvalidStateForwarded,
   Count_
 };
 

@@ -1,6 +1,8 @@
 // mock_engine/hooks — the generic interception chain and the tool gate (see hooks.h).
 #include "mock_engine/hooks.h"
 
+#include <algorithm>
+
 #include "core/json/schema.h"
 #include "mock_engine/engine_impl.h"
 
@@ -48,6 +50,8 @@ std::vector<std::string> HookRunner::subscribers(Hook hook) const {
     for (auto& h : s.capabilities.intercept)
       if (h == name) { out.push_back(s.plugin); break; }
   }
+  // EngineFault::HooksByName: name order instead of registration order (HOOK-04/05 broken).
+  if (engine_.fault() == EngineFault::HooksByName) std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -85,6 +89,8 @@ void HookRunner::step(const std::shared_ptr<Chain>& c) {
     return;
   }
   const std::string plugin = c->plugins[c->next++];
+  // EngineFault::ContextPerPlugin: a fresh token per plugin call (HOOK-11's shared token broken).
+  if (engine_.fault() == EngineFault::ContextPerPlugin && c->next > 1) c->context_id = engine_.newUuid();
   std::string hook_name(protocol::toString(c->hook));
   std::size_t at = trace_.size();
   trace_.push_back({hook_name, plugin, c->session, c->context_id, "pending"});

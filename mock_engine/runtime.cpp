@@ -505,15 +505,18 @@ void Runtime::inputChain(const std::shared_ptr<RunState>& r, std::function<void(
         p.text = st->text;
         return toJsonText(p);
       },
-      [st](const std::string& plugin, protocol::UserBeforeInputResult& res) {
+      [this, st](const std::string& plugin, protocol::UserBeforeInputResult& res) {
         switch (res.action) {
           case protocol::InputAction::Allow: return Step::next();
           case protocol::InputAction::Handled:
             st->handled = res.reason.value_or("handled by " + plugin);
             return Step::stop();
           case protocol::InputAction::Transform:
-            if (!res.new_text || blank(*res.new_text))
+            if (!res.new_text || blank(*res.new_text)) {
+              // EngineFault::InvalidStateForwarded: diagnosed, yet the next plugin sees it (HOOK-09).
+              if (engine_.fault() == EngineFault::InvalidStateForwarded && res.new_text) st->text = *res.new_text;
               return Step::invalid("transform needs a non-blank new_text");
+            }
             st->text = *res.new_text;
             return Step::next();
         }
