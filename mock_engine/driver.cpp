@@ -116,7 +116,8 @@ std::string toolCallJson(const ToolCallStatus& c) {
          quoteJson(c.plugin) + R"(,"state":")" + toString(c.state) + R"(","reason":)" +
          quoteJson(c.reason) + R"(,"context_id":)" + quoteJson(c.context_id) + R"(,"resource":)" +
          (c.resource ? quoteJson(*c.resource) : "null") + R"(,"permission_resource":)" +
-         quoteJson(c.permission_resource) + R"(,"output":)" +
+         quoteJson(c.permission_resource) + R"(,"approval_display":)" + quoteJson(c.approval_display) +
+         R"(,"output":)" +
          (c.output ? json::compact(*c.output) : "null") + R"(,"display":)" +
          (c.display ? quoteJson(*c.display) : "null") + R"(,"is_error":)" + b(c.is_error) +
          R"(,"incomplete":)" + b(c.incomplete) + R"(,"hook_blocked":)" + b(c.hook_blocked) +
