@@ -40,10 +40,16 @@ using Clock = std::chrono::steady_clock;
 // Lines 1..10 of the clean fixture: header, handshake, recovery, one ping and its answer (PROTOCOL
 // §6, §15; the answer matters: an unanswered ping is an RPC-08 finding).
 std::string handshakeLines() {
-  const auto fixture = std::filesystem::path(__FILE__).parent_path().parent_path() / "tests/data/traces/lint_clean_session.ndjson";
+  // The source tree from the build (not __FILE__: ccache's base_dir makes it relative to the build
+  // folder, so the fixture was not found from any other working directory).
+  const auto fixture = std::filesystem::path(CONFORM_SOURCE_DIR) / "tests/data/traces/lint_clean_session.ndjson";
   std::ifstream in(fixture);
   std::string out, line;
   for (int i = 0; i < 10 && std::getline(in, line); ++i) out += line + "\n";
+  if (out.empty()) {
+    std::fprintf(stderr, "bench_lint: cannot read the handshake fixture %s\n", fixture.c_str());
+    std::exit(2);
+  }
   return out;
 }
 
