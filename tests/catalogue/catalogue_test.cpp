@@ -16,6 +16,8 @@
 // Processes are spawned with popen under coreutils `timeout`, so a hung child cannot hold the run.
 #include <catch2/catch.hpp>
 
+#include "tests/catalogue/run_util.h"
+
 #include <cstdio>
 #include <future>
 #include <map>
@@ -29,35 +31,11 @@
 
 namespace {
 
+using conform::catalogue_test::Ran;
+using conform::catalogue_test::run;
+
 const std::string kConform = std::string(CONFORM_BIN_DIR) + "/conform";
 const std::string kPlugin = std::string(CONFORM_BIN_DIR) + "/conform-plugin";
-
-struct Ran {
-  int status = -1;  // exit code; -1 when the process did not exit normally
-  std::string out;  // stdout and stderr together
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs argv with a deadline (seconds); stdout and stderr are captured together.
-Ran run(const std::vector<std::string>& argv, int deadline_s) {
-  std::string cmd = "timeout -k 5 " + std::to_string(deadline_s);
-  for (const auto& a : argv) cmd += " " + quote(a);
-  cmd += " 2>&1";
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  if (st != -1 && WIFEXITED(st)) r.status = WEXITSTATUS(st);
-  return r;
-}
 
 std::vector<std::string> lines(const std::string& s) {
   std::vector<std::string> out;

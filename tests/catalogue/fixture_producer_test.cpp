@@ -13,6 +13,8 @@
 // so one run is one short case.
 #include <catch2/catch.hpp>
 
+#include "tests/catalogue/run_util.h"
+
 #include <cstdio>
 #include <future>
 #include <map>
@@ -23,6 +25,9 @@
 #include <vector>
 
 namespace {
+
+using conform::catalogue_test::Ran;
+using conform::catalogue_test::run;
 
 const std::string kConform = std::string(CONFORM_BIN_DIR) + "/conform";
 const std::string kPlugin = std::string(CONFORM_BIN_DIR) + "/conform-plugin";
@@ -48,32 +53,6 @@ const std::map<std::string, std::string> kFaults = {
     {"producer_drop_unregisters", "PROD-25"},
     {"producer_shared_id_space", "RPC-18"},
 };
-
-struct Ran {
-  int status = -1;
-  std::string out;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Ran run(const std::vector<std::string>& argv, int deadline_s) {
-  std::string cmd = "timeout -k 5 " + std::to_string(deadline_s);
-  for (const auto& a : argv) cmd += " " + quote(a);
-  cmd += " 2>&1";
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  if (st != -1 && WIFEXITED(st)) r.status = WEXITSTATUS(st);
-  return r;
-}
 
 // Rules of kFaults whose level is C (RULES.md): their findings are NON-STRICT, exit 0.
 const std::set<std::string> kLevelC = {"SDK-20", "RPC-18"};

@@ -10,6 +10,7 @@
 #include "mock_engine/faults.h"
 #include "mock_engine/producer.h"
 #include "mock_engine/runtime.h"
+#include "tests/engine/hook_rig.h"
 #include "tests/engine/rig.h"
 
 using namespace enginetest;
@@ -229,12 +230,46 @@ TEST_CASE("engine fault gallery: unique names, known rule IDs, at least 25 fault
   CHECK(findEngineFault("no_such_fault") == nullptr);
 }
 
+// The hook-chain faults need several plugins on one hook point (HOOK-04 order, HOOK-09 only
+// validated state reaches the next plugin, HOOK-11 one context per chain): a three-plugin
+// user_before_input chain where the second answer is an invalid (blank) transform.
+std::string transcriptChain(EngineFault fault) {
+  HookRig r({"zeta", "alpha", "mid"});
+  r.engine = std::make_unique<Engine>(r.cfg, r.host, r.clk);
+  r.engine->setFault(fault);
+  r.engine->start();
+  for (auto& p : r.cfg.plugins) {
+    Caps c;
+    c.intercept = kUserInput;
+    r.answerInit(p.name, c, "[]");
+  }
+  r.rt = std::make_unique<Runtime>(*r.engine);
+  auto s = r.engine->createSession();
+  r.run(s, R"({"input":"original"})");
+  std::ostringstream t;
+  std::string first_ctx;
+  const char* answers[] = {R"({"action":"transform","new_text":"valid"})", R"({"action":"transform","new_text":"   "})",
+                           R"({"action":"allow"})"};
+  for (const char* answer : answers)
+    for (const char* n : {"zeta", "alpha", "mid"}) {
+      auto open = r.open(n);
+      if (open.empty()) continue;
+      const std::string ctx = str(open.front()["params"], "context_id");
+      if (first_ctx.empty()) first_ctx = ctx;
+      t << n << " text=" << str(open.front()["params"], "text") << " same_context=" << (ctx == first_ctx) << "\n";
+      r.reply(n, answer);
+      break;
+    }
+  return t.str();
+}
+
 TEST_CASE("engine fault gallery: every fault changes the engine's wire behaviour", "[engine][faults]") {
-  const std::string baseline = transcript(EngineFault::None) + transcriptIssue5(EngineFault::None);
+  auto all = [](EngineFault f) { return transcript(f) + transcriptIssue5(f) + transcriptChain(f); };
+  const std::string baseline = all(EngineFault::None);
   // The comparison is meaningful only if the conforming run is reproducible.
-  REQUIRE(transcript(EngineFault::None) + transcriptIssue5(EngineFault::None) == baseline);
+  REQUIRE(all(EngineFault::None) == baseline);
   for (auto& f : engineFaultTable()) {
     INFO("fault " << f.name << " (" << f.rule << ")");
-    CHECK(transcript(f.id) + transcriptIssue5(f.id) != baseline);
+    CHECK(all(f.id) != baseline);
   }
 }

@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-json::Document obj(const std::string& text) {
+inline json::Document obj(const std::string& text) {
   auto p = json::parse(text);
   REQUIRE(p);
   return std::move(p->doc);
@@ -96,7 +96,7 @@ struct HookRig : Rig {
 
 const std::string kUserInput = R"(["user_before_input"])";
 
-std::string echoTool(const std::string& name = "echo") {
+inline std::string echoTool(const std::string& name = "echo") {
   return R"({"name":")" + name + R"(","description":"d","permission_name":")" + name +
          R"(","primary_resource_param":"path","parameters":{"type":"object","properties":{"path":{"type":"string"},"n":{"type":"integer"}},"additionalProperties":false}})";
 }
