@@ -29,6 +29,8 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 
@@ -80,7 +82,8 @@ class FastSchema {
     defs_by_name_.clear();
     skipWrappers();
   }
-  Verdict check(const json::Value& v) const { return eval(root_, v); }
+  // no_dups: the caller knows no object in `v` repeats a member name (no scan for repeats).
+  Verdict check(const json::Value& v, bool no_dups) const { return eval(root_, v, no_dups); }
 
  private:
   // Type bits; 0 = no `type` keyword.
@@ -89,7 +92,18 @@ class FastSchema {
     std::string name;
     int node;
     int required_bit;  // index into the required mask, -1 when not required
+    std::uint64_t head = 0;  // the name's first 8 bytes (zero-padded): most mismatches end here
+    // Whether `n` is this property's name, without a library call for the usual short names.
+    bool is(std::string_view n, std::uint64_t n_head) const {
+      return n.size() == name.size() && n_head == head &&
+             (n.size() <= 8 || std::memcmp(n.data() + 8, name.data() + 8, n.size() - 8) == 0);
+    }
   };
+  static std::uint64_t head8(std::string_view n) {
+    std::uint64_t h = 0;
+    std::memcpy(&h, n.data(), std::min<std::size_t>(n.size(), 8));
+    return h;
+  }
   struct Node {
     bool unsure = false;      // a keyword we do not evaluate: always Unsure
     bool never = false;       // the schema `false`
@@ -181,7 +195,7 @@ class FastSchema {
       } else if (k == "properties") {
         if (!v.IsObject()) { node.unsure = true; continue; }
         for (auto p = v.MemberBegin(); p != v.MemberEnd(); ++p)
-          node.props.push_back(Prop{std::string(sv(p->name)), -1, -1});
+          node.props.push_back(Prop{std::string(sv(p->name)), -1, -1, head8(sv(p->name))});
         // Compiled after the loop over props: compile() appends to nodes_, never to node.props.
         std::size_t i = 0;
         for (auto p = v.MemberBegin(); p != v.MemberEnd(); ++p, ++i) node.props[i].node = compile(p->value);
@@ -310,7 +324,7 @@ class FastSchema {
     return n;
   }
 
-  Verdict eval(int idx, const json::Value& v) const {
+  Verdict eval(int idx, const json::Value& v, bool no_dups) const {
     const Node& n = nodes_[static_cast<std::size_t>(idx)];
     if (n.never) return Verdict::Invalid;
     if (n.unsure) return Verdict::Unsure;
@@ -349,28 +363,28 @@ class FastSchema {
       if (n.fmt == Node::Fmt::DateTime && !json::isDateTime(s)) return Verdict::Invalid;
     }
     if (v.IsObject() && (!n.props.empty() || n.required_mask || !n.required_other.empty() || n.additional != -1)) {
-      Verdict o = objectVerdict(n, v);
+      Verdict o = objectVerdict(n, v, no_dups);
       // With a repeated member name valijson may judge either occurrence (or both), so neither a
       // certain Invalid nor a certain Valid holds: leave it to valijson. (The fuzzer found a "Valid"
       // here for {"durable":"rejected",…,"durable":…} that valijson refuses.)
-      if (hasDuplicateNames(v)) o = Verdict::Unsure;
+      if (!no_dups && hasDuplicateNames(v)) o = Verdict::Unsure;
       r = both(r, o);
       if (r == Verdict::Invalid) return r;
     }
     if (n.items >= 0 && v.IsArray()) {
       for (const json::Value& e : v.GetArray()) {
-        r = both(r, eval(n.items, e));
+        r = both(r, eval(n.items, e, no_dups));
         if (r == Verdict::Invalid) return r;
       }
     }
     for (int sub : n.all_of) {
-      r = both(r, eval(sub, v));
+      r = both(r, eval(sub, v, no_dups));
       if (r == Verdict::Invalid) return r;
     }
     if (!n.any_of.empty()) {
       Verdict a = Verdict::Invalid;
       for (int sub : n.any_of) {
-        Verdict x = eval(sub, v);
+        Verdict x = eval(sub, v, no_dups);
         if (x == Verdict::Valid) { a = Verdict::Valid; break; }
         if (x == Verdict::Unsure) a = Verdict::Unsure;
       }
@@ -380,7 +394,7 @@ class FastSchema {
     if (!n.one_of.empty()) {
       int valid = 0, unsure = 0;
       for (int sub : n.one_of) {
-        Verdict x = eval(sub, v);
+        Verdict x = eval(sub, v, no_dups);
         valid += x == Verdict::Valid;
         unsure += x == Verdict::Unsure;
       }
@@ -391,27 +405,28 @@ class FastSchema {
       if (r == Verdict::Invalid) return r;
     }
     if (n.not_ >= 0) {
-      Verdict x = eval(n.not_, v);
+      Verdict x = eval(n.not_, v, no_dups);
       r = both(r, x == Verdict::Valid ? Verdict::Invalid : x == Verdict::Invalid ? Verdict::Valid : Verdict::Unsure);
     }
     return r;
   }
 
-  Verdict objectVerdict(const Node& n, const json::Value& v) const {
+  Verdict objectVerdict(const Node& n, const json::Value& v, bool no_dups) const {
     Verdict r = Verdict::Valid;
     std::uint64_t seen = 0;
     for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
       const std::string_view name = sv(m->name);
+      const std::uint64_t name_head = head8(name);
       const Prop* p = nullptr;
       for (const Prop& q : n.props)
-        if (q.name == name) { p = &q; break; }
+        if (q.is(name, name_head)) { p = &q; break; }
       if (p) {
         if (p->required_bit >= 0) seen |= std::uint64_t{1} << p->required_bit;
-        r = both(r, eval(p->node, m->value));
+        r = both(r, eval(p->node, m->value, no_dups));
       } else if (n.additional == -2) {
         return Verdict::Invalid;
       } else if (n.additional >= 0) {
-        r = both(r, eval(n.additional, m->value));
+        r = both(r, eval(n.additional, m->value, no_dups));
       }
       if (r == Verdict::Invalid) return r;
     }
@@ -525,9 +540,18 @@ std::string_view Profile::name() const { return id_ == Id::V006 ? "v006" : "v004
 std::span<const MethodInfo> Profile::methods() const { return id_ == Id::V006 ? methods006() : methods004(); }
 
 const MethodInfo* Profile::findMethod(std::string_view name) const {
-  for (const MethodInfo& m : methods())
-    if (m.name == name) return &m;
-  return nullptr;
+  // Hashed: lint looks up the method of every frame, and a linear scan compared the name with a
+  // dozen others of the same "plugin/" prefix (issue 6). Built once per profile, then read-only.
+  using Index = std::unordered_map<std::string_view, const MethodInfo*>;
+  static const std::array<Index, 2> indexes = [] {
+    std::array<Index, 2> out;
+    for (const Profile* p : {&profileV006(), &profileV004()})
+      for (const MethodInfo& m : p->methods()) out[static_cast<std::size_t>(p->id())].emplace(m.name, &m);
+    return out;
+  }();
+  const Index& index = indexes[static_cast<std::size_t>(id_)];
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
 }
 
 std::vector<LimitInfo> Profile::limits() const {
@@ -551,6 +575,21 @@ std::optional<Violation> Profile::validate(std::string_view method_name, Part pa
     return Violation{"", "method \"" + std::string(method_name) + "\" does not exist in profile " +
                              std::string(version()),
                      "RPC-13"};
+  return validate(*m, part, value, {});
+}
+
+std::optional<Violation> Profile::validate(const MethodInfo& info, Part part, const json::Value& value,
+                                           ValidateHints hints) const {
+  const std::span<const MethodInfo> all = methods();
+  const MethodInfo* m = &info;
+  const std::less<const MethodInfo*> before;  // a total order even across unrelated arrays
+  if (before(m, all.data()) || !before(m, all.data() + all.size())) {  // another profile's entry
+    m = findMethod(info.name);
+    if (!m)
+      return Violation{"", "method \"" + std::string(info.name) + "\" does not exist in profile " +
+                               std::string(version()),
+                       "RPC-13"};
+  }
   std::string_view type = part == Part::Params ? m->params_type : m->result_type;
   if (type.empty()) return Violation{"", std::string(m->name) + " is a notification and has no result", "RPC-16"};
   const SchemaSet& set = compiledSet(*this);
@@ -559,7 +598,7 @@ std::optional<Violation> Profile::validate(std::string_view method_name, Part pa
     return Violation{"", "internal: schema " + std::string(type) + " unavailable: " +
                              (!c ? std::string("missing") : c->error),
                      "RPC-12"};
-  const bool fast_valid = c->fast && c->fast->check(value) == Verdict::Valid;
+  const bool fast_valid = c->fast && c->fast->check(value, hints.no_duplicate_names) == Verdict::Valid;
 #ifndef NDEBUG
   // The pre-check must never accept what valijson refuses (a missed finding): Debug builds, and so
   // every test suite, verify each "Valid" against valijson.

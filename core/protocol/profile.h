@@ -58,9 +58,22 @@ class Profile {
   // Whether `is_error:true` fails a tool call (TOOL-14; 0.0.4: metadata only).
   bool isErrorFailsCall() const { return id_ == Id::V006; }
 
+  // What the caller already knows of the value, to spare validate() work (never its verdicts).
+  struct ValidateHints {
+    // No object anywhere in the value repeats a member name (the trace reader lists every repeat,
+    // FRAME-19). Without it every object is scanned for repeats: a repeated name leaves the choice of
+    // occurrence to valijson.
+    bool no_duplicate_names = false;
+  };
+
   // Validates the params or result of `method`. Unknown method, or Part::Result of a notification,
   // is itself a violation (rule RPC-13 / RPC-16). Thread-safe.
   std::optional<Violation> validate(std::string_view method, Part part, const json::Value& value) const;
+  // The same for a method already looked up (lint's per-frame path: no name lookup). `m` may come
+  // from another profile (a request recorded before the handshake showed the version): it is then
+  // looked up here by name.
+  std::optional<Violation> validate(const MethodInfo& m, Part part, const json::Value& value,
+                                    ValidateHints hints) const;
 
   // Typed decoding with a Violation (path + rule) on failure. `rule` is the rule to cite.
   template <class T>

@@ -129,7 +129,7 @@ class RpcMonitor : public Monitor {
                    "params is an object ({} when empty)",
                    m.params ? json::typeName(*m.params) : "params absent", {o.evidence()});
       } else if (o.method && o.method->direction == direction(o)) {
-        if (auto v = prof.validate(m.method, protocol::Part::Params, *m.params))
+        if (auto v = prof.validate(*o.method, protocol::Part::Params, *m.params, hints(o)))
           out.report(v->rule_id.empty() ? "RPC-12" : v->rule_id, sender(o),
                      fmt::format("`{}` params do not match their shape", m.method),
                      fmt::format("{} (strict decoding, PROTOCOL §3.3)", o.method->params_type), v->str(),
@@ -183,7 +183,7 @@ class RpcMonitor : public Monitor {
       return;
     }
     if (m.kind == wire::MessageKind::Success && m.result) {
-      if (auto v = prof.validate(req.method->name, protocol::Part::Result, *m.result))
+      if (auto v = prof.validate(*req.method, protocol::Part::Result, *m.result, hints(o)))
         out.report(resultRule(req, *m.result, v->rule_id), who,
                    fmt::format("the `{}` result does not match its shape", req.method->name),
                    fmt::format("{} (strict decoding, PROTOCOL §3.3)", req.method->result_type), v->str(),
@@ -191,7 +191,15 @@ class RpcMonitor : public Monitor {
     }
   }
 
- void observeEnd(const Observation& o) {
+  // A frame from the trace reader comes with the list of its repeated member names: when it is
+  // empty, validation need not look for repeats itself.
+  static protocol::Profile::ValidateHints hints(const Observation& o) {
+    protocol::Profile::ValidateHints h;
+    h.no_duplicate_names = o.ev->duplicates && o.ev->duplicates->empty();
+    return h;
+  }
+
+  void observeEnd(const Observation& o) {
     // The end of the plugin's chance to answer: shutdown notification or stdin EOF.
     if (end_t_) return;
     if ((o.decoded && o.fromEngine() && o.msg.isNotification() && o.msg.method == protocol::method::kShutdown) ||

@@ -267,3 +267,45 @@ TEST_CASE("HOOK-48 persisted assistant part variants", "[protocol][hook]") {
   CHECK(cp::checkPersistedPart(doc(R"({"type":"text","text":"a","metadata":null,"x":1})")).has_value());
   CHECK(cp::checkPersistedPart(doc(R"({"type":"hologram"})")).has_value());
 }
+
+TEST_CASE("RPC-12 validate() by method entry agrees with validate() by name, across profiles", "[protocol][profile]") {
+  const cp::Profile& v6 = cp::profileV006();
+  const cp::Profile& v4 = cp::profileV004();
+  const cp::MethodInfo* call6 = v6.findMethod(cp::method::kToolsCall);
+  REQUIRE(call6);
+  CHECK(v6.findMethod("plugin/no_such_method") == nullptr);
+  const json::Document legacy = doc(R"({"content":"x","is_error":false})");
+  // Same profile: the entry is used as it is.
+  auto by_entry = v6.validate(*call6, cp::Part::Result, legacy, {});
+  REQUIRE(by_entry);
+  CHECK(by_entry->rule_id == "TOOL-10");
+  // Another profile's entry (a request recorded before the handshake showed 0.0.4) is looked up by
+  // name in the profile that validates: 0.0.4 accepts the legacy result 0.0.6 refuses.
+  CHECK_FALSE(v4.validate(*call6, cp::Part::Result, legacy, {}).has_value());
+  // A method only 0.0.6 knows, validated by 0.0.4 through 0.0.6's entry: RPC-13.
+  const cp::MethodInfo* send6 = v6.findMethod(cp::method::kProducerSend);
+  REQUIRE(send6);
+  REQUIRE(v4.findMethod(cp::method::kProducerSend) == nullptr);
+  auto unknown = v4.validate(*send6, cp::Part::Params, doc("{}"), {});
+  REQUIRE(unknown);
+  CHECK(unknown->rule_id == "RPC-13");
+}
+
+TEST_CASE("RPC-12 the no-duplicate-names hint never changes a verdict on a value without repeats", "[protocol][profile]") {
+  const cp::Profile& v6 = cp::profileV006();
+  const cp::MethodInfo* ev = v6.findMethod(cp::method::kEvent);
+  REQUIRE(ev);
+  const std::string good =
+      R"({"session_id":"0191c0de-0000-7000-8000-000000000001","context_id":"c1","seq":1,"event":{"type":"message_appended","role":"assistant","text":"hi"},"timestamp":"2026-01-01T00:00:01Z"})";
+  const std::string bad =  // seq below its minimum
+      R"({"session_id":"0191c0de-0000-7000-8000-000000000001","context_id":"c1","seq":-1,"event":{"type":"message_appended","role":"assistant","text":"hi"},"timestamp":"2026-01-01T00:00:01Z"})";
+  cp::Profile::ValidateHints hint;
+  hint.no_duplicate_names = true;
+  for (const auto& [text, valid] : {std::pair{good, true}, std::pair{bad, false}}) {
+    const json::Document d = doc(text);
+    const bool plain = !v6.validate(*ev, cp::Part::Params, d, {}).has_value();
+    const bool hinted = !v6.validate(*ev, cp::Part::Params, d, hint).has_value();
+    CHECK(plain == valid);
+    CHECK(hinted == valid);
+  }
+}
