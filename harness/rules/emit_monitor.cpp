@@ -84,8 +84,8 @@ class ForgottenTokens {
     h ^= h >> 33;
     return h ? h : 1;
   }
-  // Remembers a token; false when the table is full (the caller must then stop judging unknowns).
-  bool add(std::string_view token, std::uint8_t flags) { return addHash(hash(token), flags); }
+  // Remembers a token by its hash(); false when the table is full (the caller must then stop
+  // judging unknowns).
   bool addHash(std::uint64_t h, std::uint8_t flags) {
     if (!reserve(size_ + 1)) return false;
     std::size_t i = static_cast<std::size_t>(h) & (keys_.size() - 1);
@@ -112,8 +112,7 @@ class ForgottenTokens {
   void prefetch(std::uint64_t h) const {
     if (!keys_.empty()) __builtin_prefetch(&keys_[static_cast<std::size_t>(h) & (keys_.size() - 1)]);
   }
-  // 0 when the token was never forgotten; else its flags (kKnown set).
-  std::uint8_t find(std::string_view token) const { return findHash(hash(token)); }
+  // 0 when the token (by its hash()) was never forgotten; else its flags (kKnown set).
   std::uint8_t findHash(std::uint64_t h) const {
     if (keys_.empty()) return 0;
     for (std::size_t i = static_cast<std::size_t>(h) & (keys_.size() - 1); keys_[i] != 0; i = (i + 1) & (keys_.size() - 1))
@@ -195,6 +194,7 @@ struct PendingEmit {
   std::size_t bytes_lo = 0;    // lower bound of the serialized event size (quota)
   bool token_certain = false;  // the token was certainly valid (quota rows are reachable)
   std::string token;
+  std::uint64_t token_key = 0;  // ForgottenTokens::hash(token): the key of both token tables
 };
 
 struct Window {
@@ -217,8 +217,10 @@ class EmitMonitor : public Monitor {
   }
 
  private:
-  std::unordered_map<std::string, Grant> grants_;
-  std::string key_;  // reused lookup key: deliveries of known tokens allocate nothing
+  // Keyed by ForgottenTokens::hash(token), the key forgotten_ keeps too: one hash per token use
+  // serves both tables, and no token string is stored or compared (issue 6). Two live tokens
+  // sharing a 64-bit key (~n²/2^65: 10^-10 for 65,536 grants) is the inexactness accepted above.
+  std::unordered_map<std::uint64_t, Grant> grants_;
   bool grants_full_ = false;
   std::size_t prune_at_ = kPruneFloor;
   ForgottenTokens forgotten_;
@@ -241,11 +243,10 @@ class EmitMonitor : public Monitor {
   void delivery(const Observation& o) {
     std::string_view token = str(member(o.msg.params, "context_id"));
     if (token.empty()) return;
-    key_.assign(token.data(), token.size());
     // A new token needs a probe of forgotten_ (a cache miss): start it before the grant lookup.
-    const std::uint64_t forgotten_key = ForgottenTokens::hash(token);
-    forgotten_.prefetch(forgotten_key);
-    auto it = grants_.find(key_);
+    const std::uint64_t key = ForgottenTokens::hash(token);
+    forgotten_.prefetch(key);
+    auto it = grants_.find(key);
     if (it == grants_.end()) {
       if (grants_.size() >= prune_at_) {
         prune(o.t());
@@ -255,8 +256,8 @@ class EmitMonitor : public Monitor {
           return;
         }
       }
-      it = grants_.emplace(key_, Grant{}).first;
-      const std::uint8_t was = forgotten_.findHash(forgotten_key);
+      it = grants_.emplace(key, Grant{}).first;
+      const std::uint8_t was = forgotten_.findHash(key);
       if (was & ForgottenTokens::kSpent) {
         // A forgotten spent token delivered again stays spent (§11.3); the plugin got it anew.
         Grant& g = it->second;
@@ -303,7 +304,7 @@ class EmitMonitor : public Monitor {
         const std::uint8_t flags = (g.spent ? ForgottenTokens::kSpent : 0) |
                                    (g.spent && g.spent_published ? ForgottenTokens::kPublished : 0) |
                                    (g.request ? ForgottenTokens::kRequest : 0);
-        dead_.push_back({ForgottenTokens::hash(it->first), flags});
+        dead_.push_back({it->first, flags});
         it = grants_.erase(it);
       } else {
         ++it;
@@ -325,7 +326,7 @@ class EmitMonitor : public Monitor {
   void requestEnded(const Observation& o) {
     const std::string& token = o.request->context_id;
     if (token.empty()) return;
-    auto it = grants_.find(token);
+    auto it = grants_.find(ForgottenTokens::hash(token));
     if (it != grants_.end() && it->second.request && it->second.request_id == o.request->id) {
       it->second.ended = true;
       it->second.end_line = o.line();
@@ -355,6 +356,7 @@ class EmitMonitor : public Monitor {
           e.other_names.emplace_back(it->value.GetString(), it->value.GetStringLength());
     e.session = std::string(str(member(p, "session_id")));
     e.token = std::string(str(member(p, "context_id")));
+    e.token_key = ForgottenTokens::hash(e.token);
     e.line = o.line();
     e.t_us = o.t();
     if (!hs.result_line) {
@@ -395,7 +397,7 @@ class EmitMonitor : public Monitor {
                  "an emit with a token delivered to this plugin, for its session, unused and still valid",
                  fmt::format("context_id \"{}\"", e.token), {o.evidence()}, /*advisory=*/true);
     } else if (e.expect == Expect::Context) {
-      auto g = grants_.find(e.token);
+      auto g = grants_.find(e.token_key);
       std::vector<Evidence> ev{o.evidence()};
       if (g != grants_.end() && !g->second.spent_line_unknown) ev.push_back({g->second.spent_line, "first use"});
       if (g == grants_.end() || !g->second.redelivered_spent)
@@ -436,9 +438,9 @@ class EmitMonitor : public Monitor {
   }
 
   void judgeToken(PendingEmit& e, const Observation& o) {
-    auto it = grants_.find(e.token);
+    auto it = grants_.find(e.token_key);
     if (it == grants_.end()) {
-      const std::uint8_t was = forgotten_.find(e.token);
+      const std::uint8_t was = forgotten_.findHash(e.token_key);
       if (!was) {
         if (grants_full_ || forgotten_full_) return;
         e.expect = Expect::Context;
@@ -459,7 +461,7 @@ class EmitMonitor : public Monitor {
         e.why = "the notification token was delivered more than 10 s earlier";
       }
       if (!(was & ForgottenTokens::kSpent))  // the first use spends it (published until told otherwise)
-        forgotten_.add(e.token, static_cast<std::uint8_t>(was | ForgottenTokens::kSpent | ForgottenTokens::kPublished));
+        forgotten_.addHash(e.token_key, static_cast<std::uint8_t>(was | ForgottenTokens::kSpent | ForgottenTokens::kPublished));
       return;
     }
     Grant& g = it->second;
@@ -579,7 +581,7 @@ class EmitMonitor : public Monitor {
     // The token's first use was not published: a later reuse that IS published breaks only the
     // [impl] rule EMIT-07 (R4 consumes on any first use), not EMIT-06.
     if (!published) {
-      auto g = grants_.find(e.token);
+      auto g = grants_.find(e.token_key);
       if (g != grants_.end() && g->second.spent_line == e.line) g->second.spent_published = false;
     }
     quota(e, o, published, bus, out, ev);
