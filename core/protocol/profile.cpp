@@ -540,18 +540,38 @@ std::string_view Profile::name() const { return id_ == Id::V006 ? "v006" : "v004
 std::span<const MethodInfo> Profile::methods() const { return id_ == Id::V006 ? methods006() : methods004(); }
 
 const MethodInfo* Profile::findMethod(std::string_view name) const {
-  // Hashed: lint looks up the method of every frame, and a linear scan compared the name with a
-  // dozen others of the same "plugin/" prefix (issue 6). Built once per profile, then read-only.
-  using Index = std::unordered_map<std::string_view, const MethodInfo*>;
-  static const std::array<Index, 2> indexes = [] {
+  // Lint looks up the method of every frame. A linear scan compared the name with a dozen others of
+  // the same "plugin/" prefix, and hashing it cost as much (issue 6): the candidates are the few
+  // methods of the same length, told apart by their last 8 bytes (names differ at the end) before
+  // one full comparison. Built once per profile, then read-only.
+  struct Candidate {
+    std::uint64_t tail;
+    const MethodInfo* m;
+  };
+  using Index = std::vector<std::vector<Candidate>>;  // by name length
+  auto tail8 = [](std::string_view n) {
+    std::uint64_t t = 0;
+    const std::size_t k = std::min<std::size_t>(n.size(), 8);
+    std::memcpy(&t, n.data() + n.size() - k, k);
+    return t;
+  };
+  static const std::array<Index, 2> indexes = [&] {
     std::array<Index, 2> out;
-    for (const Profile* p : {&profileV006(), &profileV004()})
-      for (const MethodInfo& m : p->methods()) out[static_cast<std::size_t>(p->id())].emplace(m.name, &m);
+    for (const Profile* p : {&profileV006(), &profileV004()}) {
+      Index& index = out[static_cast<std::size_t>(p->id())];
+      for (const MethodInfo& m : p->methods()) {
+        if (index.size() <= m.name.size()) index.resize(m.name.size() + 1);
+        index[m.name.size()].push_back({tail8(m.name), &m});  // table order: the first name wins
+      }
+    }
     return out;
   }();
   const Index& index = indexes[static_cast<std::size_t>(id_)];
-  auto it = index.find(name);
-  return it == index.end() ? nullptr : it->second;
+  if (name.size() >= index.size()) return nullptr;
+  const std::uint64_t tail = tail8(name);
+  for (const Candidate& c : index[name.size()])
+    if (c.tail == tail && c.m->name == name) return c.m;
+  return nullptr;
 }
 
 std::vector<LimitInfo> Profile::limits() const {
