@@ -269,7 +269,6 @@ void ConnectionState::commit(const Observation& o) {
       r.t_us = ev.t_us;
       if (m.params && m.params->IsObject()) {
         r.context_id = std::string(str(member(m.params, "context_id")));
-        r.session_id = std::string(str(member(m.params, "session_id")));
         r.tool = std::string(str(member(m.params, "tool")));
       }
       pending.emplace(m.id, std::move(r));

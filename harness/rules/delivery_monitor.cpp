@@ -169,13 +169,21 @@ class DeliveryMonitor : public Monitor {
   void resource(const Observation& o, const DeclaredTool& t, const json::Value* args, FindingSink& out) {
     const json::Value* res = member(o.msg.params, "resource");
     if (!res || !(res->IsNull() || res->IsString()) || (args && !args->IsObject())) return;  // shape: RPC-12
-    std::optional<std::string> want;
+    // The expected resource; a string argument is compared in place (no copy per tool call).
+    std::optional<std::string_view> want;
+    std::string number_text;  // an integer's or a bool's compact JSON
     if (t.primary_resource_param) {
       const json::Value* a = member(args, *t.primary_resource_param);
-      if (!a) want.reset();
-      else if (a->IsString()) want = std::string(str(a));
-      else if (a->IsInt64() || a->IsUint64() || a->IsBool()) want = compactText(*a);
-      else return;
+      if (!a) {
+        want.reset();
+      } else if (a->IsString()) {
+        want = str(a);
+      } else if (a->IsInt64() || a->IsUint64() || a->IsBool()) {
+        number_text = compactText(*a);
+        want = number_text;
+      } else {
+        return;
+      }
     }
     bool ok = want ? (res->IsString() && str(res) == *want) : res->IsNull();
     if (!ok)

@@ -164,7 +164,9 @@ enum class Expect : std::uint8_t {
 };
 
 struct Grant {
-  std::string session;
+  // The session it was delivered for, as ForgottenTokens::hash(session_id): only compared (EMIT-05),
+  // and a string here cost an allocation per delivered token (issue 6).
+  std::uint64_t session_key = 0;
   std::int64_t t_us = 0;
   std::uint64_t line = 0;
   bool request = false;
@@ -195,6 +197,59 @@ struct PendingEmit {
   bool token_certain = false;  // the token was certainly valid (quota rows are reachable)
   std::string token;
   std::uint64_t token_key = 0;  // ForgottenTokens::hash(token): the key of both token tables
+
+  // Back to a fresh emit's state, keeping the strings' capacity (see PendingQueue).
+  void reset() {
+    name.clear();
+    session.clear();
+    other_names.clear();
+    line = 0;
+    t_us = 0;
+    expect = Expect::Unknown;
+    rule.clear();
+    why.clear();
+    bytes_lo = 0;
+    token_certain = false;
+    token.clear();
+    token_key = 0;
+  }
+};
+
+// The emits awaiting their result, oldest first: a ring of PendingEmit slots that are swapped in
+// and out, never destroyed, so their strings keep their capacity and a steady stream of emits
+// allocates nothing (a session id alone is 36 bytes, past std::string's inline buffer; issue 6).
+class PendingQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  PendingEmit& front() { return slots_[head_]; }
+  // Appends `e` by swapping it with a spare slot: `e` is left holding that slot's old buffers.
+  void pushSwap(PendingEmit& e) {
+    if (size_ == slots_.size()) grow();
+    std::swap(slots_[(head_ + size_) % slots_.size()], e);
+    ++size_;
+  }
+  // Removes the front by swapping it into `out` (which gets its value; the slot gets out's buffers).
+  void popSwap(PendingEmit& out) {
+    std::swap(out, slots_[head_]);
+    head_ = (head_ + 1) % slots_.size();
+    --size_;
+  }
+  void clear() {
+    head_ = 0;
+    size_ = 0;
+  }
+
+ private:
+  std::vector<PendingEmit> slots_;
+  std::size_t head_ = 0, size_ = 0;
+
+  void grow() {
+    std::vector<PendingEmit> bigger(std::max<std::size_t>(8, 2 * slots_.size()));
+    for (std::size_t i = 0; i < size_; ++i) std::swap(bigger[i], slots_[(head_ + i) % slots_.size()]);
+    slots_.swap(bigger);
+    head_ = 0;
+  }
 };
 
 struct Window {
@@ -226,7 +281,8 @@ class EmitMonitor : public Monitor {
   ForgottenTokens forgotten_;
   std::vector<std::pair<std::uint64_t, std::uint8_t>> dead_;  // prune()'s batch (capacity reused)
   bool forgotten_full_ = false;  // kMaxForgottenSlots reached: unknown tokens are no longer judged
-  std::deque<PendingEmit> pending_;
+  PendingQueue pending_;
+  PendingEmit scratch_, current_;  // the emit being judged / the result's emit (buffers reused)
   bool pending_overflow_ = false;
   std::unordered_map<std::string, std::pair<Window, Window>> quota_;  // session → (second, minute)
   // Plugin-side QUOTA-05: the last 41 emit times per session (bounded by kMaxQuotaSessions).
@@ -266,8 +322,7 @@ class EmitMonitor : public Monitor {
         g.spent_line_unknown = true;
         g.spent_t_us = o.t();
         g.redelivered_spent = true;
-        std::string_view session = str(member(o.msg.params, "session_id"));
-        g.session.assign(session.data(), session.size());
+        g.session_key = ForgottenTokens::hash(str(member(o.msg.params, "session_id")));
         g.line = o.line();
         return;
       }
@@ -276,8 +331,7 @@ class EmitMonitor : public Monitor {
       return;  // once spent, a token stays spent (§11.3)
     }
     Grant& g = it->second;
-    std::string_view session = str(member(o.msg.params, "session_id"));
-    g.session.assign(session.data(), session.size());  // reuses the capacity of a re-armed grant
+    g.session_key = ForgottenTokens::hash(str(member(o.msg.params, "session_id")));
     g.t_us = o.t();
     g.line = o.line();
     g.request = o.msg.isRequest();
@@ -346,16 +400,17 @@ class EmitMonitor : public Monitor {
     const json::Value* payload = member(p, "payload");
     std::optional<SizeInfo> size;
     if (payload) size = compactSize(*payload);
-    PendingEmit e;
-    e.name = std::string(str(member(p, "name")));
+    PendingEmit& e = scratch_;
+    e.reset();
+    e.name.assign(str(member(p, "name")));
     // Only a frame with repeated member names can hold a second "name" (the reader lists every
     // repeat, FRAME-19): other frames skip the walk and the allocation. No list: walk.
     if (p && p->IsObject() && (!o.ev->duplicates || !o.ev->duplicates->empty()))
       for (auto it = p->MemberBegin(); it != p->MemberEnd(); ++it)
         if (std::string_view(it->name.GetString(), it->name.GetStringLength()) == "name" && it->value.IsString())
           e.other_names.emplace_back(it->value.GetString(), it->value.GetStringLength());
-    e.session = std::string(str(member(p, "session_id")));
-    e.token = std::string(str(member(p, "context_id")));
+    e.session.assign(str(member(p, "session_id")));
+    e.token.assign(str(member(p, "context_id")));
     e.token_key = ForgottenTokens::hash(e.token);
     e.line = o.line();
     e.t_us = o.t();
@@ -378,7 +433,7 @@ class EmitMonitor : public Monitor {
       pending_overflow_ = true;
       return;
     }
-    pending_.push_back(std::move(e));
+    pending_.pushSwap(e);
   }
 
   // The plugin's side of an emit (see the file comment). Called after judgeToken/judgeLimits.
@@ -479,10 +534,10 @@ class EmitMonitor : public Monitor {
       e.rule = "EMIT-10";
       e.why = fmt::format("the token delivered at line {} is {} ms old (limit {} ms)", g.line,
                           (o.t() - g.t_us) / kUs, protocol::limits::kNotificationGrantMs);
-    } else if (e.session != g.session) {
+    } else if (ForgottenTokens::hash(e.session) != g.session_key) {
       e.expect = Expect::Context;
       e.rule = "EMIT-05";
-      e.why = fmt::format("the token was delivered for session {} (line {})", g.session, g.line);
+      e.why = fmt::format("the token was delivered at line {} for another session than {}", g.line, e.session);
     } else if (g.request || o.t() - g.t_us < kGrantUs - kToleranceUs) {
       e.token_certain = true;
     }
@@ -523,8 +578,8 @@ class EmitMonitor : public Monitor {
                    "one result per emit", "an extra plugin/emit_result", {o.evidence()});
       return;
     }
-    PendingEmit e = std::move(pending_.front());
-    pending_.pop_front();
+    PendingEmit& e = current_;
+    pending_.popSwap(e);
     const RequestEvidence ev(e.line, "plugin/emit", o);
     if (name != e.name && std::find(e.other_names.begin(), e.other_names.end(), name) == e.other_names.end()) {
       out.report("EMIT-02", reports::kBindsEngine,

@@ -69,7 +69,6 @@ struct RequestInfo {
   std::uint64_t line = 0;
   std::int64_t t_us = 0;
   std::string context_id;                        // request grant carried (tools/call, intercept/*)
-  std::string session_id;
   std::string tool;                              // tools/call: the tool name
   std::string method_name() const { return method ? std::string(method->name) : unknown_method; }
 };
