@@ -309,3 +309,19 @@ TEST_CASE("RPC-12 the no-duplicate-names hint never changes a verdict on a value
     CHECK(hinted == valid);
   }
 }
+
+TEST_CASE("RPC-12 uuid format: every position is checked", "[protocol][validate]") {
+  const std::string good = "0191c0de-ABCD-7000-8000-00000000beef";
+  CHECK(cp::isUuid(good));
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    for (char bad : dash ? std::string("0a_") : std::string("g-G \x80\xff")) {
+      std::string s = good;
+      s[i] = bad;
+      INFO("position " << i << " holds byte " << static_cast<int>(static_cast<unsigned char>(bad)));
+      CHECK_FALSE(cp::isUuid(s));
+    }
+  }
+  CHECK_FALSE(cp::isUuid(good + "0"));
+  CHECK_FALSE(cp::isUuid(good.substr(1)));
+}
