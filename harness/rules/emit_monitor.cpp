@@ -295,6 +295,19 @@ class EmitMonitor : public Monitor {
   };
   std::unordered_map<std::string, Rate> rate_;
   bool init14_reported_ = false;
+  // Session ids by Grant::session_key, for EMIT-05's message (bounded like the quota tables). A
+  // connection delivers for few sessions, mostly the same one in a row: one comparison per delivery.
+  std::unordered_map<std::uint64_t, std::string> session_names_;
+  std::uint64_t last_session_key_ = 0;
+
+  std::uint64_t sessionKey(std::string_view session) {
+    const std::uint64_t key = ForgottenTokens::hash(session);
+    if (key != last_session_key_) {
+      last_session_key_ = key;
+      if (session_names_.size() < kMaxQuotaSessions) session_names_.try_emplace(key, session);
+    }
+    return key;
+  }
 
   void delivery(const Observation& o) {
     std::string_view token = str(member(o.msg.params, "context_id"));
@@ -322,7 +335,7 @@ class EmitMonitor : public Monitor {
         g.spent_line_unknown = true;
         g.spent_t_us = o.t();
         g.redelivered_spent = true;
-        g.session_key = ForgottenTokens::hash(str(member(o.msg.params, "session_id")));
+        g.session_key = sessionKey(str(member(o.msg.params, "session_id")));
         g.line = o.line();
         return;
       }
@@ -331,7 +344,7 @@ class EmitMonitor : public Monitor {
       return;  // once spent, a token stays spent (§11.3)
     }
     Grant& g = it->second;
-    g.session_key = ForgottenTokens::hash(str(member(o.msg.params, "session_id")));
+    g.session_key = sessionKey(str(member(o.msg.params, "session_id")));
     g.t_us = o.t();
     g.line = o.line();
     g.request = o.msg.isRequest();
@@ -537,7 +550,10 @@ class EmitMonitor : public Monitor {
     } else if (ForgottenTokens::hash(e.session) != g.session_key) {
       e.expect = Expect::Context;
       e.rule = "EMIT-05";
-      e.why = fmt::format("the token was delivered at line {} for another session than {}", g.line, e.session);
+      auto known = session_names_.find(g.session_key);
+      e.why = known != session_names_.end()
+                  ? fmt::format("the token was delivered for session {} (line {})", known->second, g.line)
+                  : fmt::format("the token was delivered for another session (line {})", g.line);
     } else if (g.request || o.t() - g.t_us < kGrantUs - kToleranceUs) {
       e.token_certain = true;
     }
