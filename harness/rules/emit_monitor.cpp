@@ -33,9 +33,13 @@
 // only bounds: it lies between the emit's line and its result's line. The tracker keeps, per
 // session, the interval in which the current window may have started and a LOWER bound of what it
 // has admitted; only "published although the lower bound is already at the limit" is a FAIL.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <functional>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -63,81 +67,127 @@ constexpr std::size_t kPruneFloor = 4'096;
 // tokens (30 s, §11.3 "Bookkeeping"), after which even the engine reports a reuse as unknown.
 constexpr std::int64_t kSpentMemoryUs = 60'000 * kUs;
 
-// Tokens the grant table has forgotten (pruned), kept EXACTLY as 64-bit hashes with what was known
+// Tokens the grant table has forgotten (pruned), kept EXACTLY as 60-bit hashes with what was known
 // about them (spent, published, a request grant). Why: "once spent, a token stays spent" (§11.3) —
 // a reuse of a forgotten token is still EMIT-06, a never-delivered one still EMIT-04, an expired or
-// ended one still EMIT-10/EMIT-08. Memory: a flat open-addressing table, 9 bytes a slot at load
-// ≤ 1/2, growing from 8,192 slots up to kMaxForgottenSlots (2^22 slots: 2,097,152 forgotten tokens,
-// 36 MiB) — about 9 MiB for bench/lint's 10^6-message trace (~300,000 forgotten tokens). Past the
-// cap nothing more is added and every token the table does not know is left unjudged (silence).
-// A hash collision could make a newly delivered token look forgotten: ~n / 2^64 per token (5·10^-14
-// with 10^6 forgotten), the only inexactness left.
+// ended one still EMIT-10/EMIT-08. Memory: a flat open-addressing table of 8-byte slots at load
+// ≤ 1/2 (the hash's top 60 bits and 4 flag bits in one word), growing from 8,192 slots up to
+// kMaxForgottenSlots (2^22 slots: 2,097,152 forgotten tokens, 32 MiB) — 8 MiB for bench/lint's
+// 10^6-message trace (~300,000 forgotten tokens). Past the cap nothing more is added and every
+// token the table does not know is left unjudged (silence). A hash collision could make a newly
+// delivered token look forgotten: ~n / 2^60 per token (10^-12 with 10^6 forgotten), the only
+// inexactness left.
+//
+// Speed (issue 6): every probe of a table this size is a cache miss, and with 4 KiB pages a TLB
+// miss too. One word per slot makes a probe one miss, not two; the slots live in their own
+// mapping, 2 MiB-aligned and marked for transparent huge pages (madvise), so a probe needs no
+// page walk; fresh pages come zeroed from the kernel (no clearing pass when the table grows).
 constexpr std::size_t kMaxForgottenSlots = std::size_t{1} << 22;
 class ForgottenTokens {
  public:
   static constexpr std::uint8_t kKnown = 1, kSpent = 2, kPublished = 4, kRequest = 8;
-  // The table's key for a token (never 0).
+  static constexpr std::uint64_t kFlagBits = 0xF;
+  // The key of a token in this table and in the grant table (never 0).
   static std::uint64_t hash(std::string_view token) {
     std::uint64_t h = std::hash<std::string_view>{}(token);
-    h ^= h >> 33;  // spread the low bits used as the slot index
+    h ^= h >> 33;  // spread the bits
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     return h ? h : 1;
   }
+  ForgottenTokens() = default;
+  ForgottenTokens(const ForgottenTokens&) = delete;
+  ForgottenTokens& operator=(const ForgottenTokens&) = delete;
+  ~ForgottenTokens() { free(block_); }
+
   // Remembers a token by its hash(); false when the table is full (the caller must then stop
   // judging unknowns).
   bool addHash(std::uint64_t h, std::uint8_t flags) {
     if (!reserve(size_ + 1)) return false;
-    std::size_t i = static_cast<std::size_t>(h) & (keys_.size() - 1);
-    while (keys_[i] != 0 && keys_[i] != h) i = (i + 1) & (keys_.size() - 1);
-    if (keys_[i] == 0) ++size_;
-    keys_[i] = h;
-    flags_[i] = flags | kKnown;
+    const std::uint64_t tag = h & ~kFlagBits;
+    std::uint64_t* slots = block_.slots;
+    std::size_t i = index(h, block_.count);
+    while (slots[i] != 0 && (slots[i] & ~kFlagBits) != tag) i = (i + 1) & (block_.count - 1);
+    if (slots[i] == 0) ++size_;
+    slots[i] = tag | flags | kKnown;
     return true;
   }
   // Room for `n` tokens without a resize; false when that would pass kMaxForgottenSlots.
   bool reserve(std::size_t n) {
-    if (keys_.empty()) resize(8'192);
-    std::size_t slots = keys_.size();
-    while (2 * n > slots) {
-      if (slots >= kMaxForgottenSlots) return false;
-      slots *= 2;
+    std::size_t count = block_.count ? block_.count : 8'192;
+    while (2 * n > count) {
+      if (count >= kMaxForgottenSlots) return false;
+      count *= 2;
     }
-    if (slots != keys_.size()) resize(slots);
+    if (count != block_.count) resize(count);
     return true;
   }
-  // The table is far larger than the caches (9 MiB at 10^6 messages): every probe is a miss.
-  // Callers that know a key early start its load while they do other work (issue 6: the probes
-  // were ~6 % of lint's time).
+  // Starts loading the slot of `h` (callers that know a key early overlap the miss with work).
   void prefetch(std::uint64_t h) const {
-    if (!keys_.empty()) __builtin_prefetch(&keys_[static_cast<std::size_t>(h) & (keys_.size() - 1)]);
+    if (block_.count) __builtin_prefetch(&block_.slots[index(h, block_.count)]);
   }
   // 0 when the token (by its hash()) was never forgotten; else its flags (kKnown set).
   std::uint8_t findHash(std::uint64_t h) const {
-    if (keys_.empty()) return 0;
-    for (std::size_t i = static_cast<std::size_t>(h) & (keys_.size() - 1); keys_[i] != 0; i = (i + 1) & (keys_.size() - 1))
-      if (keys_[i] == h) return flags_[i];
+    if (!block_.count) return 0;
+    const std::uint64_t tag = h & ~kFlagBits;
+    const std::uint64_t* slots = block_.slots;
+    for (std::size_t i = index(h, block_.count); slots[i] != 0; i = (i + 1) & (block_.count - 1))
+      if ((slots[i] & ~kFlagBits) == tag) return static_cast<std::uint8_t>(slots[i] & kFlagBits);
     return 0;
   }
   std::size_t size() const { return size_; }
 
  private:
-  std::vector<std::uint64_t> keys_;  // 0 = empty slot (a hash of 0 is stored as 1)
-  std::vector<std::uint8_t> flags_;
+  // Zeroed slot storage: its own mapping (huge pages advised) from 2 MiB up, else the heap.
+  struct Block {
+    std::uint64_t* slots = nullptr;  // 0 = empty; else tag | flags (kKnown always set)
+    std::size_t count = 0;           // a power of two (0 before the first add)
+    void* mapping = nullptr;         // the mmap region holding slots (nullptr: heap)
+    std::size_t mapping_bytes = 0;
+  };
+  Block block_;
   std::size_t size_ = 0;
 
-  void resize(std::size_t slots) {
-    std::vector<std::uint64_t> keys(slots, 0);
-    std::vector<std::uint8_t> flags(slots, 0);
-    for (std::size_t j = 0; j < keys_.size(); ++j) {
-      if (keys_[j] == 0) continue;
-      std::size_t i = static_cast<std::size_t>(keys_[j]) & (slots - 1);
-      while (keys[i] != 0) i = (i + 1) & (slots - 1);
-      keys[i] = keys_[j];
-      flags[i] = flags_[j];
+  static std::size_t index(std::uint64_t h, std::size_t count) {
+    return static_cast<std::size_t>(h >> 4) & (count - 1);  // the bits above the flags
+  }
+  static Block allocate(std::size_t count) {
+    Block b;
+    b.count = count;
+    const std::size_t bytes = count * sizeof(std::uint64_t);
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    if (bytes >= kHuge) {
+      const std::size_t len = bytes + kHuge;  // room to align the start to 2 MiB
+      void* m = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m != MAP_FAILED) {
+        b.mapping = m;
+        b.mapping_bytes = len;
+        b.slots = reinterpret_cast<std::uint64_t*>((reinterpret_cast<std::uintptr_t>(m) + kHuge - 1) & ~(kHuge - 1));
+#ifdef MADV_HUGEPAGE
+        ::madvise(b.slots, bytes, MADV_HUGEPAGE);  // advice only: without THP the table still works
+#endif
+        return b;  // anonymous pages are zero
+      }
     }
-    keys_.swap(keys);
-    flags_.swap(flags);
+    b.slots = static_cast<std::uint64_t*>(::operator new(bytes, std::align_val_t{64}));
+    std::memset(b.slots, 0, bytes);
+    return b;
+  }
+  static void free(const Block& b) {
+    if (b.mapping) ::munmap(b.mapping, b.mapping_bytes);
+    else if (b.slots) ::operator delete(b.slots, std::align_val_t{64});
+  }
+  void resize(std::size_t count) {
+    Block fresh = allocate(count);
+    for (std::size_t j = 0; j < block_.count; ++j) {
+      const std::uint64_t v = block_.slots[j];
+      if (v == 0) continue;
+      std::size_t i = index(v, count);  // v's tag holds the hash's index bits
+      while (fresh.slots[i] != 0) i = (i + 1) & (count - 1);
+      fresh.slots[i] = v;
+    }
+    free(block_);
+    block_ = fresh;
   }
 };
 // Plugin-side QUOTA-05: one second less the ±250 ms timing tolerance of RULES.md.
