@@ -234,6 +234,65 @@ struct Grant {
   bool redelivered_spent = false;
 };
 
+// The live grants by token key (ForgottenTokens::hash): a flat open-addressing table. Why not
+// std::unordered_map (as before): a lookup there is a bucket load then a node load, two dependent
+// cache misses per delivered or used token, and prune() walked scattered nodes; here a lookup is one
+// slot and prune() one sequential pass (issue 6: the node walks were the emit monitor's largest cost).
+class GrantTable {
+ public:
+  std::size_t size() const { return size_; }
+  Grant* find(std::uint64_t key) {
+    if (slots_.empty()) return nullptr;
+    for (std::size_t i = key & mask_; slots_[i].key != 0; i = (i + 1) & mask_)
+      if (slots_[i].key == key) return &slots_[i].grant;
+    return nullptr;
+  }
+  // A fresh grant for a key that is not in the table (keys are never 0).
+  Grant& add(std::uint64_t key) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(std::max<std::size_t>(64, 2 * slots_.size()));
+    std::size_t i = key & mask_;
+    while (slots_[i].key != 0) i = (i + 1) & mask_;
+    slots_[i].key = key;
+    slots_[i].grant = Grant{};
+    ++size_;
+    return slots_[i].grant;
+  }
+  // Removes every grant for which dead(key, grant) holds, in one pass; the survivors are then
+  // placed again (a linear-probing table cannot just blank a slot inside a probe run).
+  template <class Dead>
+  void removeIf(Dead dead) {
+    bool removed = false;
+    for (Slot& slot : slots_) {
+      if (slot.key != 0 && dead(slot.key, static_cast<const Grant&>(slot.grant))) {
+        slot.key = 0;
+        --size_;
+        removed = true;
+      }
+    }
+    if (removed) rehash(slots_.size());
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t key = 0;  // 0: empty
+    Grant grant;
+  };
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  std::size_t mask_ = 0, size_ = 0;
+
+  void rehash(std::size_t count) {
+    std::vector<Slot> old(count);
+    old.swap(slots_);
+    mask_ = count - 1;
+    for (Slot& slot : old) {
+      if (slot.key == 0) continue;
+      std::size_t i = slot.key & mask_;
+      while (slots_[i].key != 0) i = (i + 1) & mask_;
+      slots_[i] = std::move(slot);
+    }
+  }
+};
+
 struct PendingEmit {
   std::string name, session;
   // Every value of a repeated "name" member: which duplicate a receiver keeps is its own choice
@@ -325,7 +384,7 @@ class EmitMonitor : public Monitor {
   // Keyed by ForgottenTokens::hash(token), the key forgotten_ keeps too: one hash per token use
   // serves both tables, and no token string is stored or compared (issue 6). Two live tokens
   // sharing a 64-bit key (~n²/2^65: 10^-10 for 65,536 grants) is the inexactness accepted above.
-  std::unordered_map<std::uint64_t, Grant> grants_;
+  GrantTable grants_;
   bool grants_full_ = false;
   std::size_t prune_at_ = kPruneFloor;
   ForgottenTokens forgotten_;
@@ -365,8 +424,8 @@ class EmitMonitor : public Monitor {
     // A new token needs a probe of forgotten_ (a cache miss): start it before the grant lookup.
     const std::uint64_t key = ForgottenTokens::hash(token);
     forgotten_.prefetch(key);
-    auto it = grants_.find(key);
-    if (it == grants_.end()) {
+    Grant* found = grants_.find(key);
+    if (!found) {
       if (grants_.size() >= prune_at_) {
         prune(o.t());
         prune_at_ = std::clamp(2 * grants_.size(), kPruneFloor, kMaxGrants);
@@ -375,11 +434,11 @@ class EmitMonitor : public Monitor {
           return;
         }
       }
-      it = grants_.emplace(key, Grant{}).first;
+      found = &grants_.add(key);
       const std::uint8_t was = forgotten_.findHash(key);
       if (was & ForgottenTokens::kSpent) {
         // A forgotten spent token delivered again stays spent (§11.3); the plugin got it anew.
-        Grant& g = it->second;
+        Grant& g = *found;
         g.spent = true;
         g.spent_published = (was & ForgottenTokens::kPublished) != 0;
         g.spent_line_unknown = true;
@@ -389,11 +448,11 @@ class EmitMonitor : public Monitor {
         g.line = o.line();
         return;
       }
-    } else if (it->second.spent) {
-      it->second.redelivered_spent = true;
+    } else if (found->spent) {
+      found->redelivered_spent = true;
       return;  // once spent, a token stays spent (§11.3)
     }
-    Grant& g = it->second;
+    Grant& g = *found;
     g.session_key = sessionKey(str(member(o.msg.params, "session_id")));
     g.t_us = o.t();
     g.line = o.line();
@@ -413,20 +472,17 @@ class EmitMonitor : public Monitor {
   // is a miss in a table far larger than the caches, and in a batch the misses overlap.
   void prune(std::int64_t now) {
     dead_.clear();
-    for (auto it = grants_.begin(); it != grants_.end();) {
-      const Grant& g = it->second;
+    grants_.removeIf([&](std::uint64_t key, const Grant& g) {
       bool dead = g.spent ? now - g.spent_t_us > kSpentMemoryUs
                           : ((g.request && g.ended) || (!g.request && now - g.t_us > 2 * kGrantUs));
       if (dead) {
         const std::uint8_t flags = (g.spent ? ForgottenTokens::kSpent : 0) |
                                    (g.spent && g.spent_published ? ForgottenTokens::kPublished : 0) |
                                    (g.request ? ForgottenTokens::kRequest : 0);
-        dead_.push_back({it->first, flags});
-        it = grants_.erase(it);
-      } else {
-        ++it;
+        dead_.push_back({key, flags});
       }
-    }
+      return dead;
+    });
     // Added in the order found, as one add at a time did: a full table keeps the same first ones.
     if (!forgotten_.reserve(forgotten_.size() + dead_.size())) {
       for (const auto& [h, flags] : dead_)
@@ -443,10 +499,10 @@ class EmitMonitor : public Monitor {
   void requestEnded(const Observation& o) {
     const std::string& token = o.request->context_id;
     if (token.empty()) return;
-    auto it = grants_.find(ForgottenTokens::hash(token));
-    if (it != grants_.end() && it->second.request && it->second.request_id == o.request->id) {
-      it->second.ended = true;
-      it->second.end_line = o.line();
+    Grant* g = grants_.find(ForgottenTokens::hash(token));
+    if (g && g->request && g->request_id == o.request->id) {
+      g->ended = true;
+      g->end_line = o.line();
     }
   }
 
@@ -515,10 +571,10 @@ class EmitMonitor : public Monitor {
                  "an emit with a token delivered to this plugin, for its session, unused and still valid",
                  fmt::format("context_id \"{}\"", e.token), {o.evidence()}, /*advisory=*/true);
     } else if (e.expect == Expect::Context) {
-      auto g = grants_.find(e.token_key);
+      const Grant* g = grants_.find(e.token_key);
       std::vector<Evidence> ev{o.evidence()};
-      if (g != grants_.end() && !g->second.spent_line_unknown) ev.push_back({g->second.spent_line, "first use"});
-      if (g == grants_.end() || !g->second.redelivered_spent)
+      if (g && !g->spent_line_unknown) ev.push_back({g->spent_line, "first use"});
+      if (!g || !g->redelivered_spent)
         out.report("EMIT-06", reports::kBindsPlugin, fmt::format("the plugin used a token twice: {}", e.why),
                    "one emit per token (tokens are one-shot)", fmt::format("context_id \"{}\" again", e.token),
                    std::move(ev), /*advisory=*/true);
@@ -556,8 +612,8 @@ class EmitMonitor : public Monitor {
   }
 
   void judgeToken(PendingEmit& e, const Observation& o) {
-    auto it = grants_.find(e.token_key);
-    if (it == grants_.end()) {
+    Grant* found = grants_.find(e.token_key);
+    if (!found) {
       const std::uint8_t was = forgotten_.findHash(e.token_key);
       if (!was) {
         if (grants_full_ || forgotten_full_) return;
@@ -582,7 +638,7 @@ class EmitMonitor : public Monitor {
         forgotten_.addHash(e.token_key, static_cast<std::uint8_t>(was | ForgottenTokens::kSpent | ForgottenTokens::kPublished));
       return;
     }
-    Grant& g = it->second;
+    Grant& g = *found;
     if (g.spent) {
       e.expect = Expect::Context;
       e.rule = g.spent_published ? "EMIT-06" : "EMIT-07";
@@ -702,8 +758,8 @@ class EmitMonitor : public Monitor {
     // The token's first use was not published: a later reuse that IS published breaks only the
     // [impl] rule EMIT-07 (R4 consumes on any first use), not EMIT-06.
     if (!published) {
-      auto g = grants_.find(e.token_key);
-      if (g != grants_.end() && g->second.spent_line == e.line) g->second.spent_published = false;
+      Grant* g = grants_.find(e.token_key);
+      if (g && g->spent_line == e.line) g->spent_published = false;
     }
     quota(e, o, published, bus, out, ev);
   }
