@@ -257,19 +257,23 @@ class GrantTable {
     ++size_;
     return slots_[i].grant;
   }
-  // Removes every grant for which dead(key, grant) holds, in one pass; the survivors are then
-  // placed again (a linear-probing table cannot just blank a slot inside a probe run).
+  // Removes every grant for which dead(key, grant) holds, in one pass, then closes the gaps in
+  // place (a linear-probing table cannot just blank a slot inside a probe run): no allocation.
   template <class Dead>
   void removeIf(Dead dead) {
+    std::size_t run_start = slots_.size();  // a slot that was empty before this pass
     bool removed = false;
-    for (Slot& slot : slots_) {
-      if (slot.key != 0 && dead(slot.key, static_cast<const Grant&>(slot.grant))) {
+    for (std::size_t j = 0; j < slots_.size(); ++j) {
+      Slot& slot = slots_[j];
+      if (slot.key == 0) {
+        if (run_start == slots_.size()) run_start = j;
+      } else if (dead(slot.key, static_cast<const Grant&>(slot.grant))) {
         slot.key = 0;
         --size_;
         removed = true;
       }
     }
-    if (removed) rehash(slots_.size());
+    if (removed) closeGaps(run_start);
   }
 
  private:
@@ -280,6 +284,21 @@ class GrantTable {
   std::vector<Slot> slots_;  // a power of two, at most half full
   std::size_t mask_ = 0, size_ = 0;
 
+  // Moves every grant to the first free slot of its probe sequence, scanning once around the table
+  // from `start`, a slot that was empty before the removals: no probe run crosses it, so each run is
+  // processed from its beginning and a moved grant only ever goes back over slots already final.
+  void closeGaps(std::size_t start) {
+    for (std::size_t k = 1; k <= slots_.size(); ++k) {
+      const std::size_t p = (start + k) & mask_;
+      if (slots_[p].key == 0) continue;
+      std::size_t i = slots_[p].key & mask_;
+      while (i != p && slots_[i].key != 0) i = (i + 1) & mask_;
+      if (i != p) {
+        slots_[i] = std::move(slots_[p]);
+        slots_[p].key = 0;
+      }
+    }
+  }
   void rehash(std::size_t count) {
     std::vector<Slot> old(count);
     old.swap(slots_);
