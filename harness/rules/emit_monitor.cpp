@@ -236,39 +236,40 @@ struct Grant {
 
 // The live grants by token key (ForgottenTokens::hash): a flat open-addressing table. Why not
 // std::unordered_map (as before): a lookup there is a bucket load then a node load, two dependent
-// cache misses per delivered or used token, and prune() walked scattered nodes; here a lookup is one
-// slot and prune() one sequential pass (issue 6: the node walks were the emit monitor's largest cost).
+// cache misses per delivered or used token, and prune() walked scattered nodes. Here the keys are an
+// array of their own (64 KiB at 8,192 slots: it stays in cache) probed without touching a grant, so
+// the usual lookup — a token delivered for the first time — misses nothing, a hit loads one grant,
+// and prune() is one sequential pass (issue 6: the node walks were the emit monitor's largest cost).
 class GrantTable {
  public:
   std::size_t size() const { return size_; }
   Grant* find(std::uint64_t key) {
-    if (slots_.empty()) return nullptr;
-    for (std::size_t i = key & mask_; slots_[i].key != 0; i = (i + 1) & mask_)
-      if (slots_[i].key == key) return &slots_[i].grant;
+    if (keys_.empty()) return nullptr;
+    for (std::size_t i = key & mask_; keys_[i] != 0; i = (i + 1) & mask_)
+      if (keys_[i] == key) return &grants_[i];
     return nullptr;
   }
   // A fresh grant for a key that is not in the table (keys are never 0).
   Grant& add(std::uint64_t key) {
-    if (2 * (size_ + 1) > slots_.size()) rehash(std::max<std::size_t>(64, 2 * slots_.size()));
+    if (2 * (size_ + 1) > keys_.size()) rehash(std::max<std::size_t>(64, 2 * keys_.size()));
     std::size_t i = key & mask_;
-    while (slots_[i].key != 0) i = (i + 1) & mask_;
-    slots_[i].key = key;
-    slots_[i].grant = Grant{};
+    while (keys_[i] != 0) i = (i + 1) & mask_;
+    keys_[i] = key;
+    grants_[i] = Grant{};
     ++size_;
-    return slots_[i].grant;
+    return grants_[i];
   }
   // Removes every grant for which dead(key, grant) holds, in one pass, then closes the gaps in
   // place (a linear-probing table cannot just blank a slot inside a probe run): no allocation.
   template <class Dead>
   void removeIf(Dead dead) {
-    std::size_t run_start = slots_.size();  // a slot that was empty before this pass
+    std::size_t run_start = keys_.size();  // a slot that was empty before this pass
     bool removed = false;
-    for (std::size_t j = 0; j < slots_.size(); ++j) {
-      Slot& slot = slots_[j];
-      if (slot.key == 0) {
-        if (run_start == slots_.size()) run_start = j;
-      } else if (dead(slot.key, static_cast<const Grant&>(slot.grant))) {
-        slot.key = 0;
+    for (std::size_t j = 0; j < keys_.size(); ++j) {
+      if (keys_[j] == 0) {
+        if (run_start == keys_.size()) run_start = j;
+      } else if (dead(keys_[j], static_cast<const Grant&>(grants_[j]))) {
+        keys_[j] = 0;
         --size_;
         removed = true;
       }
@@ -277,37 +278,38 @@ class GrantTable {
   }
 
  private:
-  struct Slot {
-    std::uint64_t key = 0;  // 0: empty
-    Grant grant;
-  };
-  std::vector<Slot> slots_;  // a power of two, at most half full
+  std::vector<std::uint64_t> keys_;  // 0: empty; a power of two, at most half full
+  std::vector<Grant> grants_;        // grants_[i] belongs to keys_[i]
   std::size_t mask_ = 0, size_ = 0;
 
   // Moves every grant to the first free slot of its probe sequence, scanning once around the table
   // from `start`, a slot that was empty before the removals: no probe run crosses it, so each run is
   // processed from its beginning and a moved grant only ever goes back over slots already final.
   void closeGaps(std::size_t start) {
-    for (std::size_t k = 1; k <= slots_.size(); ++k) {
+    for (std::size_t k = 1; k <= keys_.size(); ++k) {
       const std::size_t p = (start + k) & mask_;
-      if (slots_[p].key == 0) continue;
-      std::size_t i = slots_[p].key & mask_;
-      while (i != p && slots_[i].key != 0) i = (i + 1) & mask_;
+      if (keys_[p] == 0) continue;
+      std::size_t i = keys_[p] & mask_;
+      while (i != p && keys_[i] != 0) i = (i + 1) & mask_;
       if (i != p) {
-        slots_[i] = std::move(slots_[p]);
-        slots_[p].key = 0;
+        keys_[i] = keys_[p];
+        grants_[i] = std::move(grants_[p]);
+        keys_[p] = 0;
       }
     }
   }
   void rehash(std::size_t count) {
-    std::vector<Slot> old(count);
-    old.swap(slots_);
+    std::vector<std::uint64_t> old_keys(count, 0);
+    std::vector<Grant> old_grants(count);
+    old_keys.swap(keys_);
+    old_grants.swap(grants_);
     mask_ = count - 1;
-    for (Slot& slot : old) {
-      if (slot.key == 0) continue;
-      std::size_t i = slot.key & mask_;
-      while (slots_[i].key != 0) i = (i + 1) & mask_;
-      slots_[i] = std::move(slot);
+    for (std::size_t j = 0; j < old_keys.size(); ++j) {
+      if (old_keys[j] == 0) continue;
+      std::size_t i = old_keys[j] & mask_;
+      while (keys_[i] != 0) i = (i + 1) & mask_;
+      keys_[i] = old_keys[j];
+      grants_[i] = std::move(old_grants[j]);
     }
   }
 };
