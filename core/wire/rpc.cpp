@@ -393,6 +393,22 @@ Expected<Message, EnvelopeError> decodeMessage(const json::Value& frame, const D
   return m;
 }
 
+std::optional<EnvelopeError> decodeMessageInto(const json::Value& frame, Message& m) {
+  m.kind = MessageKind::Notification;
+  m.id = RpcId{};
+  m.id_value = nullptr;
+  m.method = {};
+  m.params = nullptr;
+  m.result = nullptr;
+  m.error = ErrorObject{};
+  m.duplicates.clear();
+  m.raw.clear();
+  m.doc_.reset();
+  m.root_ = nullptr;
+  if (auto err = classify(frame, m)) return err;
+  return std::nullopt;
+}
+
 Expected<Message, EnvelopeError> decodeMessage(json::Parsed&& parsed, const DecodeOptions&) {
   Message m;
   m.doc_ = std::make_shared<json::Document>(std::move(parsed.doc));

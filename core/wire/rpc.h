@@ -199,6 +199,11 @@ Expected<Message, EnvelopeError> decodeMessage(json::Parsed&& parsed, const Deco
 // Classifies a value owned by the caller (e.g. the "frame" member of a trace line). The Message
 // borrows it: keep the value alive and unmoved while the Message is used.
 Expected<Message, EnvelopeError> decodeMessage(const json::Value& frame, const DecodeOptions& = {});
+// The same into a Message the caller reuses (lint decodes every frame of a trace: no Message is
+// built, moved and destroyed per frame). `out` is first reset to a fresh Message's state, buffers
+// kept; on an error it is left reset. A field added to Message must be reset there too (a test
+// compares with decodeMessage).
+std::optional<EnvelopeError> decodeMessageInto(const json::Value& frame, Message& out);
 
 // ---------------------------------------------------------------------------------------------
 // Encoding: compact frame text, no LF. Senders always include params (RPC-11); to send a frame

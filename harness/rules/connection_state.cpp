@@ -406,18 +406,14 @@ void MonitorSet::feed(const trace::TraceEvent& ev) {
   o.match = Match::None;
   o.request = nullptr;
   if (ev.kind == trace::Kind::Frame && ev.frame && o.is_frame) {
-    wire::DecodeOptions opts;
-    opts.keep_raw = false;
-    opts.direction = ev.dir == Dir::EngineToPlugin ? wire::Direction::EngineToPlugin
-                                                   : wire::Direction::PluginToEngine;
-    auto m = wire::decodeMessage(*ev.frame, opts);
-    if (m) {
-      o.msg = std::move(*m);
+    // Decoded into the reused Observation (no Message built and moved per frame). The frame is
+    // already parsed, so DecodeOptions (parse limits, raw text, direction for UTF-8) do not apply.
+    if (auto err = wire::decodeMessageInto(*ev.frame, o.msg)) {
+      o.envelope_error = std::move(*err);
+    } else {
       o.decoded = true;
       if (o.msg.isRequest() || o.msg.isNotification())
         o.method = state_.effectiveProfile().findMethod(o.msg.method);
-    } else {
-      o.envelope_error = std::move(m.error());
     }
   }
   state_.resolve(o);

@@ -347,3 +347,38 @@ TEST_CASE("RPC-02 a decoded message survives moves and keeps its raw text", "[rp
   REQUIRE(m);
   CHECK(m->raw.empty());
 }
+
+TEST_CASE("RPC-02 decodeMessageInto a reused Message decodes exactly as decodeMessage", "[rpc]") {
+  // Every kind, string and integer ids, error data, bad envelopes in between: a field the reset
+  // forgot would carry over from the frame before and show here.
+  const std::vector<std::string> frames = {
+      R"({"jsonrpc":"2.0","id":"r-1","method":"plugin/ping","params":{}})",
+      R"({"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no","data":{"x":1}}})",
+      R"({"jsonrpc":"2.0","method":"plugin/event","params":{"a":[1,2]}})",
+      R"({"jsonrpc":"2.0","id":"r-1","result":{"ok":true}})",
+      R"({"jsonrpc":"1.0","id":1,"method":"m"})",
+      R"({"jsonrpc":"2.0","id":null,"result":{}})",
+      R"([1,2])",
+      R"({"jsonrpc":"2.0","method":"plugin/shutdown"})",
+      R"({"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}})",
+      R"({"jsonrpc":"2.0","id":9,"method":"plugin/tools/call","params":{"tool":"t"}})",
+  };
+  Message reused;
+  for (const std::string& f : frames) {
+    INFO(f);
+    auto parsed = json::parse(f);
+    REQUIRE(parsed.has_value());
+    auto fresh = decodeMessage(parsed->doc, {});
+    auto err = decodeMessageInto(parsed->doc, reused);
+    REQUIRE(fresh.has_value() == !err.has_value());
+    if (fresh) {
+      CHECK(render(reused) == render(*fresh));
+      CHECK(reused.id_value == fresh->id_value);
+      CHECK(reused.raw.empty());
+      CHECK(reused.duplicates.empty());
+      CHECK(reused.document() == nullptr);
+    } else {
+      CHECK(render(*err) == render(fresh.error()));
+    }
+  }
+}
